@@ -1,0 +1,30 @@
+# spmd_add_mpi_test(NAME <name> SOURCES <src...> [RANKS <n...>] [TIMEOUT <s>] [LABELS <l...>])
+# Builds one GoogleTest executable (with the MPI test main) and registers it in ctest once per
+# rank count, as <name>_np<N>, with labels mpi;npN, PROCESSORS N, a timeout and OMP_NUM_THREADS=1.
+function(spmd_add_mpi_test)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;TIMEOUT" "SOURCES;RANKS;LABELS")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "spmd_add_mpi_test: unknown arguments ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT arg_NAME OR NOT arg_SOURCES)
+    message(FATAL_ERROR "spmd_add_mpi_test: NAME and SOURCES are required")
+  endif()
+  if(NOT arg_RANKS)
+    set(arg_RANKS 1 2 3 4)
+  endif()
+  if(NOT arg_TIMEOUT)
+    set(arg_TIMEOUT 300)
+  endif()
+  add_executable(${arg_NAME} ${arg_SOURCES})
+  target_link_libraries(${arg_NAME} PRIVATE spmd_test_main)
+  foreach(np IN LISTS arg_RANKS)
+    if(np GREATER SPMD_TEST_MAX_RANKS)
+      continue()
+    endif()
+    add_test(NAME ${arg_NAME}_np${np}
+      COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}
+              $<TARGET_FILE:${arg_NAME}> ${MPIEXEC_POSTFLAGS})
+    set_tests_properties(${arg_NAME}_np${np} PROPERTIES PROCESSORS ${np} TIMEOUT ${arg_TIMEOUT}
+      LABELS "mpi;np${np};${arg_LABELS}" ENVIRONMENT "OMP_NUM_THREADS=1;OMP_PROC_BIND=false")
+  endforeach()
+endfunction()

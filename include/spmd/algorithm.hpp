@@ -1,0 +1,125 @@
+#pragma once
+/// \file algorithm.hpp
+/// Kernels over the owned points of arrays: for_each, transform, fill, copy. All Local: each
+/// rank works on its own block, with no communication.
+///
+/// The execution-space-first overloads run on the given instance; the others on a default
+/// instance of the array's execution space. Kernels are asynchronous, as Kokkos kernels are:
+/// reductions, halo exchanges and host reads wait for them.
+
+#include <Kokkos_Core.hpp>
+
+#include <type_traits>
+#include <utility>
+
+#include "spmd/array.hpp"
+#include "spmd/impl/ndrange.hpp"
+
+namespace spmd {
+
+namespace impl {
+template <class T, int N, class M, class... Rest>
+void check_same_layout(const char* fn, const Array<T, N, M>& a, const Rest&... rest) {
+  auto one = [&](const auto& b) {
+    if (!a.distribution().same_layout(b.distribution()))
+      throw Error(impl::str(fn, ": arrays '", a.label(), "' (", a.distribution().describe(), ") and '", b.label(),
+                            "' (", b.distribution().describe(), ") are not distributed alike"),
+                  true);
+  };
+  (one(rest), ...);
+}
+
+template <int N>
+std::array<int, N> owned_extents(const Box<N>& b) {
+  std::array<int, N> e{};
+  for (int d = 0; d < N; ++d) e[d] = static_cast<int>(b.extent(d));
+  return e;
+}
+
+/// Calls f(i0, ..., iN-1) with global indices.
+template <class F, int N, class Seq = std::make_index_sequence<N>>
+struct GlobalPointFunctor;
+template <class F, int N, std::size_t... D>
+struct GlobalPointFunctor<F, N, std::index_sequence<D...>> {
+  F f;
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const index_of<D>... i) const {
+    f(i...);
+  }
+};
+
+/// out(i) = f(in_k(i)...) at local owned coordinates i.
+template <class Out, class F, class Ins, class Seq>
+struct TransformFunctor;
+template <class Out, class F, class... In, std::size_t... K>
+struct TransformFunctor<Out, F, DTuple<In...>, std::index_sequence<K...>> {
+  Out out;
+  F f;
+  DTuple<In...> ins;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
+    out(i...) = f(dget<K>(ins)(i...)...);
+  }
+};
+}  // namespace impl
+
+/// Call f(i0, ..., iN-1) (global indices, index_t) for every point this rank owns of `a`, or of
+/// `a` inside `region` (a box of global indices). f is a KOKKOS_LAMBDA. Local.
+template <class Exec, class T, int N, class M, class F>
+void for_each(const Exec& exec, const Array<T, N, M>& a, const Box<N>& region, const F& f) {
+  const Box<N> b = a.owned().intersect(region);
+  if (b.empty()) return;
+  Kokkos::Array<index_t, N> lo{}, hi{};
+  for (int d = 0; d < N; ++d) {
+    lo[d] = b.lo[d];
+    hi[d] = b.hi[d];
+  }
+  Kokkos::parallel_for("spmd::algorithm::for_each", impl::nd_policy<N, Exec, index_t>(exec, lo, hi),
+                       impl::GlobalPointFunctor<F, N>{f});
+}
+template <class T, int N, class M, class F>
+void for_each(const Array<T, N, M>& a, const Box<N>& region, const F& f) {
+  for_each(typename M::execution_space(), a, region, f);
+}
+template <class T, int N, class M, class F>
+void for_each(const Array<T, N, M>& a, const F& f) {
+  for_each(typename M::execution_space(), a, a.owned(), f);
+}
+
+/// out = f(inputs...) element by element over the owned points; f is a KOKKOS_LAMBDA taking one
+/// value per input. Inputs may be `out` itself. Arrays must be distributed alike. Local.
+template <class Exec, class T, int N, class M, class F, class... In>
+void transform(const Exec& exec, const Array<T, N, M>& out, const F& f, const In&... inputs) {
+  impl::check_same_layout("spmd::transform", out, inputs...);
+  using Ins = impl::DTuple<decltype(inputs.owned_access())...>;
+  impl::TransformFunctor<decltype(out.owned_access()), F, Ins, std::index_sequence_for<In...>> k{
+      out.owned_access(), f, impl::make_dtuple(inputs.owned_access()...)};
+  Kokkos::parallel_for("spmd::algorithm::transform", impl::nd_policy<N>(exec, impl::owned_extents(out.owned())), k);
+}
+template <class T, int N, class M, class F, class... In>
+void transform(const Array<T, N, M>& out, const F& f, const In&... inputs) {
+  transform(typename M::execution_space(), out, f, inputs...);
+}
+
+/// Set every element of `a` (halo included) to v. Local.
+template <class T, int N, class M>
+void fill(const Array<T, N, M>& a, const T& v) {
+  a.fill(v);
+}
+
+/// Copy the owned values of `src` into `dst` (distributed alike; halos may differ). Local.
+template <class T, int N, class M, class M2>
+void copy(const Array<T, N, M>& dst, const Array<T, N, M2>& src) {
+  impl::check_same_layout("spmd::copy", dst, src);
+  if (dst.halo() == src.halo()) Kokkos::deep_copy(dst.local_with_halo(), src.local_with_halo());
+  else Kokkos::deep_copy(dst.local(), src.local());
+}
+
+/// A new array with the distribution and values of `a`. Local.
+template <class T, int N, class M>
+Array<T, N, M> copy(const Array<T, N, M>& a) {
+  auto out = empty_like(a);
+  Kokkos::deep_copy(out.local_with_halo(), a.local_with_halo());
+  return out;
+}
+
+}  // namespace spmd

@@ -1,0 +1,308 @@
+#pragma once
+/// \file array.hpp
+/// spmd::Array<T, N, MemorySpace>: a distributed N-d array.
+///
+/// Each rank stores its owned block plus a halo in one Kokkos::View (LayoutRight, so a rank's
+/// block, an HDF5 dataset and a NumPy array agree on element order), together with the shared,
+/// replicated Distribution. An Array is a handle: copies share the data (as Kokkos::View does);
+/// use spmd::copy or *_like + copy for a deep copy.
+///
+/// Indices: global indices are index_t (int64); indices into a rank's storage are int.
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "spmd/box.hpp"
+#include "spmd/distribution.hpp"
+#include "spmd/impl/ndrange.hpp"
+
+namespace spmd {
+
+template <class T, int N, class MemorySpace>
+class HaloExchange;
+template <class T, int N, class MemorySpace>
+class HaloRequest;
+
+/// The default memory space: that of Kokkos' default execution space (CUDA memory in a CUDA
+/// build, host memory in an OpenMP build).
+using DefaultMemorySpace = Kokkos::DefaultExecutionSpace::memory_space;
+
+/// Device-side access by global index: a(i, j) with global i, j inside this rank's owned block
+/// or its halo. Obtain with Array::accessor(); capture by value in kernels.
+template <class View, int N>
+struct GlobalAccess {
+  View view;
+  Kokkos::Array<index_t, N> origin;  // global index of storage element (0, ..., 0)
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION typename View::reference_type operator()(I... i) const {
+    static_assert(sizeof...(I) == N, "spmd::GlobalAccess: wrong number of indices");
+    return at(std::make_index_sequence<N>{}, static_cast<index_t>(i)...);
+  }
+
+ private:
+  template <std::size_t... D, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION typename View::reference_type at(std::index_sequence<D...>, I... i) const {
+    return view(static_cast<int>(i - origin[D])...);
+  }
+};
+
+template <class T, int N, class MemorySpace = DefaultMemorySpace>
+class Array {
+  static_assert(Kokkos::is_memory_space<MemorySpace>::value,
+                "spmd::Array: MemorySpace must be a Kokkos memory space");
+
+ public:
+  using value_type = T;
+  using memory_space = MemorySpace;
+  using execution_space = typename MemorySpace::execution_space;
+  using view_type = Kokkos::View<typename impl::add_stars<T, N>::type, Kokkos::LayoutRight, MemorySpace>;
+  using distribution_type = Distribution<N>;
+  using index_type = Index<N>;
+  static constexpr int rank = N;
+
+  /// A null array. Local.
+  Array() = default;
+
+  /// Storage for `dist`, zero-initialised (halo included). Local (the distribution is built
+  /// already).
+  explicit Array(const Distribution<N>& dist, const std::string& label = "spmd::Array") : dist_(dist) {
+    view_ = make_view(Kokkos::view_alloc(label), std::make_index_sequence<N>{});
+  }
+  /// Storage for `dist`, left uninitialised. Local.
+  Array(const Distribution<N>& dist, const std::string& label, Kokkos::Impl::WithoutInitializing_t)
+      : dist_(dist) {
+    view_ = make_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), std::make_index_sequence<N>{});
+  }
+
+  // ---- queries (all Local) --------------------------------------------------------------------
+  const Distribution<N>& distribution() const { return dist_; }
+  const Comm& comm() const { return dist_.comm(); }
+  const index_type& shape() const { return dist_.shape(); }
+  index_t extent(int d) const { return dist_.extent(d); }
+  /// Number of global elements.
+  index_t size() const { return dist_.size(); }
+  /// The box of global indices this rank owns.
+  const Box<N>& owned() const { return dist_.owned(); }
+  const std::array<int, N>& halo() const { return dist_.halo(); }
+  std::string label() const { return view_.label(); }
+  bool is_null() const { return dist_.is_null(); }
+
+  /// This rank's storage, halo included. Local.
+  const view_type& local_with_halo() const { return view_; }
+  /// This rank's owned block (a subview of the storage). Local.
+  auto local() const { return owned_subview(std::make_index_sequence<N>{}); }
+  /// Kernel-side access to the owned block by local owned coordinates (0-based). Local.
+  impl::OwnedAccess<view_type, N> owned_access() const {
+    impl::OwnedAccess<view_type, N> a{view_, {}};
+    for (int d = 0; d < N; ++d) a.shift[d] = dist_.halo()[d];
+    return a;
+  }
+  /// Kernel-side access by global index (owned block and halo). Local.
+  GlobalAccess<view_type, N> accessor() const {
+    GlobalAccess<view_type, N> a{view_, {}};
+    for (int d = 0; d < N; ++d) a.origin[d] = dist_.owned().lo[d] - dist_.halo()[d];
+    return a;
+  }
+  /// Storage index of global index g (which must lie in the owned block or its halo). Local.
+  std::array<int, N> local_index(const index_type& g) const {
+    std::array<int, N> l{};
+    for (int d = 0; d < N; ++d) {
+      const index_t v = g[d] - dist_.owned().lo[d] + dist_.halo()[d];
+      if (v < 0 || v >= static_cast<index_t>(view_.extent(d)))
+        throw Error(impl::str("spmd::Array::local_index: global index ", impl::shape_str(g), " is outside rank ",
+                              comm().rank(), "'s block ", dist_.owned(), " and halo ", impl::shape_str(dist_.halo())));
+      l[d] = static_cast<int>(v);
+    }
+    return l;
+  }
+
+  // ---- element access -------------------------------------------------------------------------
+  /// Set every element (halo included) to v. Local.
+  void fill(const T& v) const { Kokkos::deep_copy(execution_space(), view_, v); }
+  /// The element at global index g, on every rank. Collective.
+  T get(const index_type& g) const;
+  template <class... I, class = std::enable_if_t<sizeof...(I) == N && (std::is_integral_v<I> && ...)>>
+  T get(I... i) const {
+    return get(index_type{static_cast<index_t>(i)...});
+  }
+  /// Write v at global index g; the owner writes, the other ranks do nothing. Local.
+  void set(const index_type& g, const T& v) const;
+
+  // ---- halos (bodies in halo.hpp) --------------------------------------------------------------
+  /// Fill the halo from the neighbours (full halo width; the plan is built on first use and
+  /// reused). Neighbour-collective: every rank of the communicator must call it.
+  void exchange_halo(Pattern pattern = Pattern::box) const;
+  /// Start a halo exchange; finish it with the returned request's end(). Neighbour-collective.
+  HaloRequest<T, N, MemorySpace> halo_begin(Pattern pattern = Pattern::box) const;
+
+ private:
+  template <class Alloc, std::size_t... D>
+  view_type make_view(const Alloc& alloc, std::index_sequence<D...>) const {
+    const auto e = dist_.local_extents_with_halo();
+    return view_type(alloc, static_cast<std::size_t>(e[D])...);
+  }
+  template <std::size_t... D>
+  auto owned_subview(std::index_sequence<D...>) const {
+    const auto& h = dist_.halo();
+    return Kokkos::subview(view_, std::make_pair(h[D], h[D] + static_cast<int>(dist_.owned().extent(D)))...);
+  }
+  template <std::size_t... D>
+  auto element_subview(const std::array<int, N>& l, std::index_sequence<D...>) const {
+    return Kokkos::subview(view_, l[D]...);
+  }
+  void check_index(const index_type& g, const char* fn) const {
+    for (int d = 0; d < N; ++d)
+      if (g[d] < 0 || g[d] >= dist_.extent(d))
+        throw Error(impl::str(fn, ": global index ", impl::shape_str(g), " is out of range for shape ",
+                              impl::shape_str(dist_.shape())),
+                    true);
+  }
+
+  struct Shared {
+    std::shared_ptr<HaloExchange<T, N, MemorySpace>> halo;
+    Pattern pattern = Pattern::box;
+  };
+  std::shared_ptr<HaloExchange<T, N, MemorySpace>> default_halo(Pattern p) const;
+
+  Distribution<N> dist_;
+  view_type view_;
+  std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
+};
+
+template <class T, int N, class M>
+T Array<T, N, M>::get(const index_type& g) const {
+  check_index(g, "spmd::Array::get");
+  const int owner = dist_.owner(g);
+  T value{};
+  if (comm().rank() == owner) Kokkos::deep_copy(value, element_subview(local_index(g), std::make_index_sequence<N>{}));
+  if constexpr (std::is_arithmetic_v<T>) {
+    return comm().bcast(value, owner);
+  } else {
+    SPMD_MPI_CHECK(MPI_Bcast(&value, sizeof(T), MPI_BYTE, owner, comm().raw()), "spmd::Array::get");
+    return value;
+  }
+}
+
+template <class T, int N, class M>
+void Array<T, N, M>::set(const index_type& g, const T& v) const {
+  for (int d = 0; d < N; ++d)
+    if (g[d] < 0 || g[d] >= dist_.extent(d))
+      throw Error(impl::str("spmd::Array::set: global index ", impl::shape_str(g), " is out of range for shape ",
+                            impl::shape_str(dist_.shape())));
+  if (!dist_.owned().contains(g)) return;
+  Kokkos::deep_copy(element_subview(local_index(g), std::make_index_sequence<N>{}), v);
+}
+
+// ---- creation (all Collective: they build a Distribution) --------------------------------------
+
+/// Uninitialised array on an existing distribution. Local.
+template <class T, class M = DefaultMemorySpace, int N>
+Array<T, N, M> empty(const Distribution<N>& d, const std::string& label = "spmd::empty") {
+  return Array<T, N, M>(d, label, Kokkos::WithoutInitializing);
+}
+/// Zero array on an existing distribution. Local.
+template <class T, class M = DefaultMemorySpace, int N>
+Array<T, N, M> zeros(const Distribution<N>& d, const std::string& label = "spmd::zeros") {
+  return Array<T, N, M>(d, label);
+}
+/// Array filled with v on an existing distribution. Local.
+template <class T, class M = DefaultMemorySpace, int N>
+Array<T, N, M> full(const Distribution<N>& d, const T& v, const std::string& label = "spmd::full") {
+  auto a = empty<T, M>(d, label);
+  a.fill(v);
+  return a;
+}
+/// Array of ones on an existing distribution. Local.
+template <class T, class M = DefaultMemorySpace, int N>
+Array<T, N, M> ones(const Distribution<N>& d, const std::string& label = "spmd::ones") {
+  return full<T, M>(d, T(1), label);
+}
+
+namespace impl {
+template <std::size_t R>
+Index<static_cast<int>(R)> to_index(const index_t (&shape)[R]) {
+  Index<static_cast<int>(R)> s{};
+  for (std::size_t d = 0; d < R; ++d) s[d] = shape[d];
+  return s;
+}
+template <class... Opts>
+std::string label_or(const char* fallback, const Opts&... opts) {
+  auto o = gather_options(opts...);
+  return o.label.empty() ? std::string(fallback) : o.label;
+}
+}  // namespace impl
+
+/// `spmd::zeros<double>(comm, {4096, 4096}, spmd::halo(1))`: a new distribution and a zero
+/// array on it. Options: halo(...), periodic(...), grid(...), label(...). Collective.
+template <class T, class M = DefaultMemorySpace, std::size_t R, class... Opts>
+Array<T, static_cast<int>(R), M> zeros(const Comm& comm, const index_t (&shape)[R], const Opts&... opts) {
+  return zeros<T, M>(Distribution<static_cast<int>(R)>(comm, impl::to_index(shape), opts...),
+                     impl::label_or("spmd::zeros", opts...));
+}
+/// Uninitialised array. Collective.
+template <class T, class M = DefaultMemorySpace, std::size_t R, class... Opts>
+Array<T, static_cast<int>(R), M> empty(const Comm& comm, const index_t (&shape)[R], const Opts&... opts) {
+  return empty<T, M>(Distribution<static_cast<int>(R)>(comm, impl::to_index(shape), opts...),
+                     impl::label_or("spmd::empty", opts...));
+}
+/// Array of ones. Collective.
+template <class T, class M = DefaultMemorySpace, std::size_t R, class... Opts>
+Array<T, static_cast<int>(R), M> ones(const Comm& comm, const index_t (&shape)[R], const Opts&... opts) {
+  return ones<T, M>(Distribution<static_cast<int>(R)>(comm, impl::to_index(shape), opts...),
+                    impl::label_or("spmd::ones", opts...));
+}
+/// Array filled with v. Collective.
+template <class T, class M = DefaultMemorySpace, std::size_t R, class... Opts>
+Array<T, static_cast<int>(R), M> full(const Comm& comm, const index_t (&shape)[R], const T& v, const Opts&... opts) {
+  return full<T, M>(Distribution<static_cast<int>(R)>(comm, impl::to_index(shape), opts...), v,
+                    impl::label_or("spmd::full", opts...));
+}
+
+/// New arrays with the distribution (and memory space) of `a`. Local.
+template <class T, int N, class M>
+Array<T, N, M> empty_like(const Array<T, N, M>& a) {
+  return empty<T, M>(a.distribution(), a.label());
+}
+template <class T, int N, class M>
+Array<T, N, M> zeros_like(const Array<T, N, M>& a) {
+  return zeros<T, M>(a.distribution(), a.label());
+}
+template <class T, int N, class M>
+Array<T, N, M> ones_like(const Array<T, N, M>& a) {
+  return ones<T, M>(a.distribution(), a.label());
+}
+template <class T, int N, class M>
+Array<T, N, M> full_like(const Array<T, N, M>& a, const T& v) {
+  return full<T, M>(a.distribution(), v, a.label());
+}
+
+/// 1-D array [start, start + step, ...) with ceil((stop - start) / step) elements, as
+/// numpy.arange. Collective.
+template <class T, class M = DefaultMemorySpace, class... Opts>
+Array<T, 1, M> arange(const Comm& comm, T start, T stop, T step, const Opts&... opts) {
+  if (step == T(0)) throw Error("spmd::arange: step must not be zero", true);
+  const double len = std::ceil((static_cast<double>(stop) - static_cast<double>(start)) / static_cast<double>(step));
+  const index_t n = len > 0 ? static_cast<index_t>(len) : 0;
+  auto a = empty<T, M>(Distribution<1>(comm, Index<1>{n}, opts...), impl::label_or("spmd::arange", opts...));
+  a.fill(T(0));
+  auto out = a.owned_access();
+  const index_t lo = a.owned().lo[0];
+  Kokkos::parallel_for(
+      "spmd::array::arange", impl::nd_policy<1>(typename M::execution_space(), {static_cast<int>(a.owned().extent(0))}),
+      KOKKOS_LAMBDA(int i) { out(i) = static_cast<T>(start + static_cast<T>(lo + i) * step); });
+  return a;
+}
+/// 1-D array 0, 1, ..., n-1. Collective.
+template <class T, class M = DefaultMemorySpace, class... Opts>
+Array<T, 1, M> arange(const Comm& comm, index_t n, const Opts&... opts) {
+  return arange<T, M>(comm, T(0), static_cast<T>(n), T(1), opts...);
+}
+
+}  // namespace spmd
+
+#include "spmd/halo.hpp"

@@ -1,0 +1,145 @@
+#pragma once
+/// \file comm.hpp
+/// spmd::Comm: the library's own communicator.
+///
+/// A Comm owns a duplicate of the communicator it was made from (MPI_Comm_dup), so messages the
+/// library sends can never match the user's. Copies share that duplicate; the last copy frees it
+/// (unless MPI is already finalized). The duplicate uses MPI_ERRORS_RETURN, and every MPI call
+/// made through Comm is checked: a failure becomes spmd::Error.
+
+#include <mpi.h>
+
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "spmd/error.hpp"
+
+namespace spmd {
+
+/// Global indices and extents.
+using index_t = std::int64_t;
+
+/// Reduction operations for Comm's typed collectives.
+enum class Op { sum, prod, min, max, land, lor };
+
+/// The MPI datatype of an arithmetic type T (and std::complex<float/double>). Local.
+template <class T>
+MPI_Datatype mpi_type() {
+  using U = std::remove_cv_t<T>;
+  if constexpr (std::is_same_v<U, bool>) return MPI_CXX_BOOL;
+  else if constexpr (std::is_same_v<U, char>) return MPI_CHAR;
+  else if constexpr (std::is_same_v<U, signed char>) return MPI_SIGNED_CHAR;
+  else if constexpr (std::is_same_v<U, unsigned char>) return MPI_UNSIGNED_CHAR;
+  else if constexpr (std::is_same_v<U, short>) return MPI_SHORT;
+  else if constexpr (std::is_same_v<U, unsigned short>) return MPI_UNSIGNED_SHORT;
+  else if constexpr (std::is_same_v<U, int>) return MPI_INT;
+  else if constexpr (std::is_same_v<U, unsigned>) return MPI_UNSIGNED;
+  else if constexpr (std::is_same_v<U, long>) return MPI_LONG;
+  else if constexpr (std::is_same_v<U, unsigned long>) return MPI_UNSIGNED_LONG;
+  else if constexpr (std::is_same_v<U, long long>) return MPI_LONG_LONG;
+  else if constexpr (std::is_same_v<U, unsigned long long>) return MPI_UNSIGNED_LONG_LONG;
+  else if constexpr (std::is_same_v<U, float>) return MPI_FLOAT;
+  else if constexpr (std::is_same_v<U, double>) return MPI_DOUBLE;
+  else if constexpr (std::is_same_v<U, long double>) return MPI_LONG_DOUBLE;
+  else if constexpr (std::is_same_v<U, std::complex<float>>) return MPI_CXX_FLOAT_COMPLEX;
+  else if constexpr (std::is_same_v<U, std::complex<double>>) return MPI_CXX_DOUBLE_COMPLEX;
+  else static_assert(sizeof(U) == 0, "spmd::mpi_type: T has no MPI datatype");
+}
+
+/// The MPI_Op of an spmd::Op. Local.
+MPI_Op mpi_op(Op op);
+
+class Comm {
+ public:
+  /// Duplicates `comm` (Collective over `comm`). The duplicate is freed with the last copy.
+  explicit Comm(MPI_Comm comm);
+
+  /// The owned communicator, for calls the library does not wrap. Local.
+  MPI_Comm raw() const { return state_->comm; }
+  /// Local.
+  int rank() const { return state_->rank; }
+  /// Local.
+  int size() const { return state_->size; }
+  /// True when both share one duplicate (copies of one Comm). Local.
+  bool operator==(const Comm& o) const { return state_ == o.state_; }
+  bool operator!=(const Comm& o) const { return !(*this == o); }
+
+  /// Collective.
+  void barrier() const;
+
+  /// Combine `value` over all ranks; the result on every rank. Collective.
+  template <class T>
+  T allreduce(T value, Op op) const {
+    T out{};
+    SPMD_MPI_CHECK(MPI_Allreduce(&value, &out, 1, mpi_type<T>(), mpi_op(op), raw()),
+                   "spmd::Comm::allreduce");
+    return out;
+  }
+  /// Element-wise combine of data[0..n) over all ranks, in place. Collective.
+  template <class T>
+  void allreduce(T* data, int n, Op op) const {
+    SPMD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, n, mpi_type<T>(), mpi_op(op), raw()),
+                   "spmd::Comm::allreduce");
+  }
+  /// `value` from `root` on every rank. Collective.
+  template <class T>
+  T bcast(T value, int root) const {
+    SPMD_MPI_CHECK(MPI_Bcast(&value, 1, mpi_type<T>(), root, raw()), "spmd::Comm::bcast");
+    return value;
+  }
+  /// data[0..n) from `root` on every rank, in place. Collective.
+  template <class T>
+  void bcast(T* data, int n, int root) const {
+    SPMD_MPI_CHECK(MPI_Bcast(data, n, mpi_type<T>(), root, raw()), "spmd::Comm::bcast");
+  }
+  /// Every rank's `value`, in rank order, on every rank. Collective.
+  template <class T>
+  std::vector<T> allgather(T value) const {
+    std::vector<T> out(static_cast<std::size_t>(size()));
+    SPMD_MPI_CHECK(MPI_Allgather(&value, 1, mpi_type<T>(), out.data(), 1, mpi_type<T>(), raw()),
+                   "spmd::Comm::allgather");
+    return out;
+  }
+  /// Every rank's data[0..n) (n equal on all ranks), rank after rank. Collective.
+  template <class T>
+  std::vector<T> allgather(const T* data, int n) const {
+    std::vector<T> out(static_cast<std::size_t>(size()) * static_cast<std::size_t>(n));
+    SPMD_MPI_CHECK(MPI_Allgather(data, n, mpi_type<T>(), out.data(), n, mpi_type<T>(), raw()),
+                   "spmd::Comm::allgather");
+    return out;
+  }
+
+  /// Agree on an error: every rank passes whether its own check passed. When any rank failed,
+  /// every rank throws one spmd::Error carrying the message of the lowest failing rank (and that
+  /// rank's number). Costs one MPI_Allreduce when all passed. Collective.
+  void check(bool ok, const std::string& message) const;
+
+  /// Sub-communicator of the ranks with the same colour, ordered by key (MPI_Comm_split).
+  /// Collective.
+  Comm split(int color, int key) const;
+  /// The ranks that share this rank's node (MPI_Comm_split_type, shared memory). Collective.
+  Comm node_local() const;
+
+  /// Reserve `count` message tags for a communication plan. Plans must be created in the same
+  /// order on every rank (they are built collectively), so the tags agree. Local.
+  int reserve_tags(int count) const;
+
+ private:
+  struct State {
+    MPI_Comm comm = MPI_COMM_NULL;
+    int rank = 0;
+    int size = 1;
+    int tag_ub = 32767;
+    mutable int next_tag = 0;
+    ~State();
+  };
+  struct Adopt {};
+  Comm(MPI_Comm owned, Adopt);
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace spmd

@@ -1,0 +1,66 @@
+#pragma once
+/// \file error.hpp
+/// spmd::Error and the checks that raise it.
+///
+/// Every error the library raises is an spmd::Error whose message starts with the qualified name
+/// of the function that raised it. An error raised *collectively* (after all ranks agreed on it,
+/// see Comm::check) carries `collective() == true`: every rank of the communicator throws the
+/// same text, and Runtime's terminate handler prints it once instead of once per rank.
+
+#include <mpi.h>
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace spmd {
+
+/// The one exception type of the library. Local.
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& what, bool collective = false)
+      : std::runtime_error(what), collective_(collective) {}
+  /// True when every rank of the communicator involved throws this same error.
+  bool collective() const noexcept { return collective_; }
+
+ private:
+  bool collective_;
+};
+
+namespace impl {
+
+/// Concatenate anything streamable into a string (used to build error messages). Local.
+template <class... Args>
+std::string str(Args&&... args) {
+  std::ostringstream os;
+  (os << ... << std::forward<Args>(args));
+  return os.str();
+}
+
+/// Text of an MPI error code. Local.
+std::string mpi_error_string(int code);
+
+/// Throw spmd::Error("<where>: <call> failed: <MPI's text>") when code != MPI_SUCCESS. Local.
+void check_mpi(int code, const char* call, const char* where);
+
+/// Prints a container with begin()/end() as {a, b, c}.
+template <class C>
+std::string shape_str(const C& c) {
+  std::ostringstream os;
+  os << '{';
+  bool first = true;
+  for (const auto& v : c) {
+    if (!first) os << ", ";
+    os << v;
+    first = false;
+  }
+  os << '}';
+  return os.str();
+}
+
+}  // namespace impl
+}  // namespace spmd
+
+/// Check an MPI call's return code; `where` names the calling library function.
+#define SPMD_MPI_CHECK(call, where) ::spmd::impl::check_mpi((call), #call, (where))

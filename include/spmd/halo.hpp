@@ -1,0 +1,385 @@
+#pragma once
+/// \file halo.hpp
+/// spmd::HaloExchange: fills arrays' halos from their neighbours.
+///
+/// A plan is built once for a distribution (pattern, width) and reused: its per-neighbour
+/// index boxes, device metadata, message buffers and tags are made at construction; an exchange
+/// allocates nothing (a plan grows its buffers once if later asked to move more arrays at a time).
+///
+/// Split phase: begin() posts the receives, packs every outgoing face of every array on the
+/// device in one kernel, and sends; end() waits, unpacks in one kernel and completes the sends.
+/// Work on the owned interior can run between the two.
+///
+/// Communication: buffers live in the arrays' memory space. When MPI cannot read that space
+/// (device memory with a host MPI) they are staged through host (pinned, on CUDA) mirrors.
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spmd/array.hpp"
+#include "spmd/impl/ndrange.hpp"
+
+namespace spmd {
+
+namespace impl {
+/// Host memory that MPI can read and that copies quickly to and from MemorySpace.
+template <class MemorySpace>
+struct staging_space {
+#if defined(KOKKOS_ENABLE_CUDA)
+  using type = std::conditional_t<Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible,
+                                  MemorySpace, Kokkos::CudaHostPinnedSpace>;
+#else
+  using type = std::conditional_t<Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible,
+                                  MemorySpace, Kokkos::HostSpace>;
+#endif
+};
+
+/// One block of halo points sent to, or received from, one neighbour: a box of storage indices.
+template <int N>
+struct HaloSegment {
+  Kokkos::Array<int, N> lo;   // first storage index
+  Kokkos::Array<int, N> ext;  // extents
+  index_t offset;             // first point in the concatenation of all segments
+  index_t count;              // number of points
+};
+
+/// Copies the points of all segments of all fields between storage and a buffer, one kernel.
+/// Buffer layout: segment s of field f at buf[nf * offset_s + f * count_s + k].
+template <class View, int N, int MaxFields, bool Pack>
+struct HaloCopy {
+  using T = typename View::non_const_value_type;
+  Kokkos::Array<View, MaxFields> fields;
+  int nfields;
+  Kokkos::View<const HaloSegment<N>*, typename View::memory_space> segs;
+  int nsegs;
+  index_t total;
+  Kokkos::View<T*, typename View::memory_space> buf;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const index_t p) const {
+    const int f = static_cast<int>(p / total);
+    const index_t q = p - f * total;
+    int s = 0;  // segments are few (at most 3^N - 1): a linear scan is cheapest
+    while (s + 1 < nsegs && segs(s + 1).offset <= q) ++s;
+    const HaloSegment<N>& g = segs(s);
+    index_t k = q - g.offset;
+    Kokkos::Array<int, N> idx;
+    for (int d = N - 1; d >= 0; --d) {
+      idx[d] = g.lo[d] + static_cast<int>(k % g.ext[d]);
+      k /= g.ext[d];
+    }
+    const index_t at = nfields * g.offset + f * g.count + (q - g.offset);
+    if constexpr (Pack) buf(at) = element(fields[f], idx, std::make_index_sequence<N>{});
+    else element(fields[f], idx, std::make_index_sequence<N>{}) = buf(at);
+  }
+  template <std::size_t... D>
+  KOKKOS_FORCEINLINE_FUNCTION static T& element(const View& v, const Kokkos::Array<int, N>& i,
+                                                std::index_sequence<D...>) {
+    return v(i[D]...);
+  }
+};
+}  // namespace impl
+
+/// A halo-exchange plan for arrays of element type T on one distribution.
+template <class T, int N, class MemorySpace = DefaultMemorySpace>
+class HaloExchange {
+ public:
+  using array_type = Array<T, N, MemorySpace>;
+  using execution_space = typename MemorySpace::execution_space;
+  /// Most arrays one exchange can move.
+  static constexpr int max_fields = 8;
+
+  /// Plan for `dist` with `pattern`, filling `width[d] <= halo[d]` layers along each axis
+  /// (default: the whole halo). Collective: every rank builds its plans in the same order (the
+  /// plan reserves message tags on the communicator).
+  HaloExchange(const Distribution<N>& dist, Pattern pattern = Pattern::box);
+  HaloExchange(const Distribution<N>& dist, Pattern pattern, const std::array<int, N>& width);
+  HaloExchange(const HaloExchange&) = delete;
+  HaloExchange& operator=(const HaloExchange&) = delete;
+  ~HaloExchange();
+
+  /// Start filling the halos of `arrays` (all on this plan's distribution). Neighbour-collective.
+  template <class... A>
+  void begin(const A&... arrays) {
+    static_assert((std::is_same_v<A, array_type> && ...), "spmd::HaloExchange::begin: arrays must be of the plan's type");
+    std::array<const array_type*, sizeof...(A)> list{&arrays...};
+    begin_impl(list.data(), static_cast<int>(sizeof...(A)));
+  }
+  /// Finish the exchange started by begin(). Neighbour-collective.
+  void end();
+  /// begin() then end(). Neighbour-collective.
+  template <class... A>
+  void exchange(const A&... arrays) {
+    begin(arrays...);
+    end();
+  }
+  /// True between begin() and end(). Local.
+  bool in_progress() const { return active_; }
+  /// Number of neighbours this rank sends to. Local.
+  int num_neighbors() const { return static_cast<int>(send_.size()); }
+  /// Elements this rank sends per array per exchange. Local.
+  index_t send_points() const { return send_total_; }
+  const Distribution<N>& distribution() const { return dist_; }
+  Pattern pattern() const { return pattern_; }
+  const std::array<int, N>& width() const { return width_; }
+
+ private:
+  using view_type = typename array_type::view_type;
+  using staging = typename impl::staging_space<MemorySpace>::type;
+  static constexpr bool staged = !std::is_same_v<staging, MemorySpace>;
+  struct Peer {
+    int rank;
+    int tag;
+    index_t offset;
+    index_t count;
+  };
+  void begin_impl(const array_type* const* arrays, int n);
+  void allocate(int nfields);
+  template <bool Pack>
+  void copy(Kokkos::View<const impl::HaloSegment<N>*, MemorySpace> segs, int nsegs, index_t total,
+            Kokkos::View<T*, MemorySpace> buf, const char* label);
+
+  Distribution<N> dist_;
+  Pattern pattern_;
+  std::array<int, N> width_{};
+  std::vector<Peer> send_, recv_;
+  Kokkos::View<impl::HaloSegment<N>*, MemorySpace> send_segs_, recv_segs_;
+  index_t send_total_ = 0, recv_total_ = 0;
+  int capacity_ = 0;  // fields the buffers hold
+  Kokkos::View<T*, MemorySpace> send_buf_, recv_buf_;
+  Kokkos::View<T*, staging> send_host_, recv_host_;
+  std::vector<MPI_Request> requests_;
+  Kokkos::Array<view_type, max_fields> fields_;
+  int nfields_ = 0;
+  bool active_ = false;
+};
+
+/// A started exchange of one Array's halo (from Array::halo_begin). end() finishes it; the
+/// destructor finishes it too if end() was not called.
+template <class T, int N, class MemorySpace>
+class HaloRequest {
+ public:
+  explicit HaloRequest(std::shared_ptr<HaloExchange<T, N, MemorySpace>> plan) : plan_(std::move(plan)) {}
+  HaloRequest(HaloRequest&&) noexcept = default;
+  HaloRequest& operator=(HaloRequest&&) noexcept = default;
+  ~HaloRequest() {
+    if (plan_ && plan_->in_progress()) {
+      try {
+        plan_->end();
+      } catch (...) {
+      }
+    }
+  }
+  /// Neighbour-collective.
+  void end() {
+    if (plan_ && plan_->in_progress()) plan_->end();
+  }
+
+ private:
+  std::shared_ptr<HaloExchange<T, N, MemorySpace>> plan_;
+};
+
+// ---- HaloExchange bodies -----------------------------------------------------------------------
+
+template <class T, int N, class M>
+HaloExchange<T, N, M>::HaloExchange(const Distribution<N>& dist, Pattern pattern)
+    : HaloExchange(dist, pattern, dist.halo()) {}
+
+template <class T, int N, class M>
+HaloExchange<T, N, M>::HaloExchange(const Distribution<N>& dist, Pattern pattern, const std::array<int, N>& width)
+    : dist_(dist), pattern_(pattern), width_(width) {
+  const char* fn = "spmd::HaloExchange";
+  for (int d = 0; d < N; ++d)
+    if (width[d] < 0 || width[d] > dist.halo()[d])
+      throw Error(impl::str(fn, ": width ", impl::shape_str(width), " must lie between 0 and the halo ",
+                            impl::shape_str(dist.halo()), " on every axis"),
+                  true);
+  int ndir = 1;
+  for (int d = 0; d < N; ++d) ndir *= 3;
+  const int tag_base = dist.comm().reserve_tags(ndir);
+
+  const Box<N>& own = dist.owned();
+  const auto& h = dist.halo();
+  std::vector<impl::HaloSegment<N>> ssegs, rsegs;
+  // Every direction o in {-1, 0, 1}^N except 0; `face` keeps those with one nonzero entry.
+  for (int code = 0; code < ndir; ++code) {
+    std::array<int, N> o{};
+    int c = code, nonzero = 0;
+    for (int d = 0; d < N; ++d) {
+      o[d] = c % 3 - 1;
+      c /= 3;
+      nonzero += o[d] != 0;
+    }
+    if (nonzero == 0 || (pattern == Pattern::face && nonzero > 1)) continue;
+    const int peer = dist.neighbor(o);
+    if (peer < 0) continue;
+    impl::HaloSegment<N> s{}, r{};
+    index_t count = 1;
+    for (int d = 0; d < N; ++d) {
+      const int e = static_cast<int>(own.extent(d));
+      if (o[d] == 0) {
+        s.lo[d] = r.lo[d] = h[d];
+        s.ext[d] = r.ext[d] = e;
+      } else {
+        s.ext[d] = r.ext[d] = width[d];
+        s.lo[d] = o[d] < 0 ? h[d] : h[d] + e - width[d];
+        r.lo[d] = o[d] < 0 ? h[d] - width[d] : h[d] + e;
+      }
+      count *= s.ext[d];
+    }
+    if (count == 0) continue;  // the neighbour computes the same (same geometry) and skips too
+    // Tag of a message: the direction it travels in. We receive what the peer sent towards -o.
+    int back = 0;
+    for (int d = N - 1; d >= 0; --d) back = back * 3 + (-o[d] + 1);
+    s.offset = send_total_;
+    s.count = count;
+    r.offset = recv_total_;
+    r.count = count;
+    send_.push_back(Peer{peer, tag_base + code, send_total_, count});
+    recv_.push_back(Peer{peer, tag_base + back, recv_total_, count});
+    send_total_ += count;
+    recv_total_ += count;
+    ssegs.push_back(s);
+    rsegs.push_back(r);
+  }
+  auto upload = [](const std::vector<impl::HaloSegment<N>>& v, const char* label) {
+    Kokkos::View<impl::HaloSegment<N>*, M> dev(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), v.size());
+    auto host = Kokkos::create_mirror_view(dev);
+    for (std::size_t i = 0; i < v.size(); ++i) host(i) = v[i];
+    Kokkos::deep_copy(dev, host);
+    return dev;
+  };
+  send_segs_ = upload(ssegs, "spmd::halo::send_segments");
+  recv_segs_ = upload(rsegs, "spmd::halo::recv_segments");
+  requests_.reserve(send_.size() + recv_.size());
+  allocate(1);
+}
+
+template <class T, int N, class M>
+HaloExchange<T, N, M>::~HaloExchange() {
+  if (active_) {
+    try {
+      end();
+    } catch (...) {
+    }
+  }
+}
+
+template <class T, int N, class M>
+void HaloExchange<T, N, M>::allocate(int nfields) {
+  if (nfields <= capacity_) return;
+  for (const auto& p : send_)
+    if (p.count * nfields > std::numeric_limits<int>::max())
+      throw Error(impl::str("spmd::HaloExchange: a message of ", p.count * nfields,
+                            " elements is larger than MPI's int count"));
+  send_buf_ = Kokkos::View<T*, M>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::halo::send_buffer")),
+                                  static_cast<std::size_t>(send_total_ * nfields));
+  recv_buf_ = Kokkos::View<T*, M>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::halo::recv_buffer")),
+                                  static_cast<std::size_t>(recv_total_ * nfields));
+  if constexpr (staged) {
+    send_host_ = Kokkos::View<T*, staging>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::halo::send_staging")),
+                                           send_buf_.extent(0));
+    recv_host_ = Kokkos::View<T*, staging>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::halo::recv_staging")),
+                                           recv_buf_.extent(0));
+  }
+  capacity_ = nfields;
+}
+
+template <class T, int N, class M>
+template <bool Pack>
+void HaloExchange<T, N, M>::copy(Kokkos::View<const impl::HaloSegment<N>*, M> segs, int nsegs, index_t total,
+                                 Kokkos::View<T*, M> buf, const char* label) {
+  if (total == 0) return;
+  impl::HaloCopy<view_type, N, max_fields, Pack> k{fields_, nfields_, segs, nsegs, total, buf};
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_t>>(0, total * nfields_), k);
+}
+
+template <class T, int N, class M>
+void HaloExchange<T, N, M>::begin_impl(const array_type* const* arrays, int n) {
+  const char* fn = "spmd::HaloExchange::begin";
+  if (active_) throw Error(impl::str(fn, ": an exchange on this plan is already in progress; call end() first"));
+  if (n < 1 || n > max_fields)
+    throw Error(impl::str(fn, ": one exchange moves 1 to ", max_fields, " arrays, not ", n), true);
+  for (int i = 0; i < n; ++i) {
+    if (arrays[i]->distribution() != dist_)
+      throw Error(impl::str(fn, ": array '", arrays[i]->label(), "' has distribution (",
+                            arrays[i]->distribution().describe(), ") but the plan was built for (", dist_.describe(),
+                            ")"),
+                  true);
+    fields_[i] = arrays[i]->local_with_halo();
+  }
+  nfields_ = n;
+  allocate(n);
+  active_ = true;
+  requests_.clear();
+  MPI_Comm comm = dist_.comm().raw();
+  const auto mpi_t = std::is_arithmetic_v<T> ? mpi_type<std::conditional_t<std::is_arithmetic_v<T>, T, char>>() : MPI_BYTE;
+  const int scale = std::is_arithmetic_v<T> ? 1 : static_cast<int>(sizeof(T));
+  T* rbase = staged ? recv_host_.data() : recv_buf_.data();
+  for (const auto& p : recv_) {
+    MPI_Request r;
+    SPMD_MPI_CHECK(MPI_Irecv(rbase + p.offset * n, static_cast<int>(p.count * n) * scale, mpi_t, p.rank, p.tag, comm, &r),
+                   fn);
+    requests_.push_back(r);
+  }
+  copy<true>(send_segs_, static_cast<int>(send_.size()), send_total_, send_buf_, "spmd::halo::pack");
+  if constexpr (staged) {
+    Kokkos::deep_copy(execution_space(), Kokkos::subview(send_host_, std::make_pair(index_t(0), send_total_ * n)),
+                      Kokkos::subview(send_buf_, std::make_pair(index_t(0), send_total_ * n)));
+  }
+  impl::fence(execution_space(), "spmd::halo::begin before MPI_Isend");
+  T* sbase = staged ? send_host_.data() : send_buf_.data();
+  for (const auto& p : send_) {
+    MPI_Request r;
+    SPMD_MPI_CHECK(MPI_Isend(sbase + p.offset * n, static_cast<int>(p.count * n) * scale, mpi_t, p.rank, p.tag, comm, &r),
+                   fn);
+    requests_.push_back(r);
+  }
+}
+
+template <class T, int N, class M>
+void HaloExchange<T, N, M>::end() {
+  const char* fn = "spmd::HaloExchange::end";
+  if (!active_) throw Error(impl::str(fn, ": no exchange in progress (call begin() first)"));
+  active_ = false;
+  const int nr = static_cast<int>(recv_.size());
+  SPMD_MPI_CHECK(MPI_Waitall(nr, requests_.data(), MPI_STATUSES_IGNORE), fn);
+  const int n = nfields_;
+  if constexpr (staged) {
+    Kokkos::deep_copy(execution_space(), Kokkos::subview(recv_buf_, std::make_pair(index_t(0), recv_total_ * n)),
+                      Kokkos::subview(recv_host_, std::make_pair(index_t(0), recv_total_ * n)));
+  }
+  copy<false>(recv_segs_, nr, recv_total_, recv_buf_, "spmd::halo::unpack");
+  SPMD_MPI_CHECK(MPI_Waitall(static_cast<int>(requests_.size()) - nr, requests_.data() + nr, MPI_STATUSES_IGNORE), fn);
+  impl::fence(execution_space(), "spmd::halo::end after unpack");
+  for (int i = 0; i < nfields_; ++i) fields_[i] = view_type();
+  nfields_ = 0;
+}
+
+// ---- Array's halo members ----------------------------------------------------------------------
+
+template <class T, int N, class M>
+std::shared_ptr<HaloExchange<T, N, M>> Array<T, N, M>::default_halo(Pattern p) const {
+  if (!shared_->halo || shared_->pattern != p) {
+    shared_->halo = std::make_shared<HaloExchange<T, N, M>>(dist_, p);
+    shared_->pattern = p;
+  }
+  return shared_->halo;
+}
+
+template <class T, int N, class M>
+void Array<T, N, M>::exchange_halo(Pattern p) const {
+  default_halo(p)->exchange(*this);
+}
+
+template <class T, int N, class M>
+HaloRequest<T, N, M> Array<T, N, M>::halo_begin(Pattern p) const {
+  auto plan = default_halo(p);
+  plan->begin(*this);
+  return HaloRequest<T, N, M>(plan);
+}
+
+}  // namespace spmd

@@ -1,0 +1,30 @@
+#pragma once
+/// \file math.hpp
+/// spmd::math: device-callable math functions under one name across Kokkos versions (Kokkos
+/// 3.x keeps them in Kokkos::Experimental, Kokkos 4 in Kokkos). Local.
+
+#include <Kokkos_Core.hpp>
+
+namespace spmd::math {
+#if KOKKOS_VERSION >= 30700
+using Kokkos::abs;
+using Kokkos::cos;
+using Kokkos::exp;
+using Kokkos::log;
+using Kokkos::pow;
+using Kokkos::sin;
+using Kokkos::sqrt;
+#else
+using Kokkos::Experimental::cos;
+using Kokkos::Experimental::exp;
+using Kokkos::Experimental::fabs;
+using Kokkos::Experimental::log;
+using Kokkos::Experimental::pow;
+using Kokkos::Experimental::sin;
+using Kokkos::Experimental::sqrt;
+template <class T>
+KOKKOS_INLINE_FUNCTION T abs(T x) {
+  return x < T(0) ? -x : x;
+}
+#endif
+}  // namespace spmd::math

@@ -1,0 +1,28 @@
+# Sourced by the scripts: set up dependencies and configure + build spmdarray.
+# After `spmd_build <build-dir> [extra cmake args...]`, the build is ready.
+set -euo pipefail
+SPMD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+spmd_log() { printf '[spmd] %s\n' "$*" >&2; }
+
+spmd_build() {
+  local build=$1
+  shift
+  local line prefix
+  line=$("$SPMD_ROOT/scripts/setup.sh" | tail -1)
+  prefix=${line#SPMD_KOKKOS_PREFIX=}
+  local args=(-DCMAKE_BUILD_TYPE=Release)
+  [[ -n "$prefix" ]] && args+=("-DCMAKE_PREFIX_PATH=$prefix${CMAKE_PREFIX_PATH:+;$CMAKE_PREFIX_PATH}")
+  # Build and run with MPICH by its own names: installing another MPI (e.g. with petsc4py) can
+  # switch the generic mpicxx/mpiexec alternatives. SPMD_MPICXX / SPMD_MPIEXEC override.
+  local mpicxx=${SPMD_MPICXX:-$(command -v mpicxx.mpich || true)}
+  local mpiexec=${SPMD_MPIEXEC:-$(command -v mpiexec.mpich || true)}
+  [[ -n "$mpicxx" ]] && args+=("-DMPI_CXX_COMPILER=$mpicxx")
+  [[ -n "$mpiexec" ]] && args+=("-DMPIEXEC_EXECUTABLE=$mpiexec")
+  spmd_log "configuring $build"
+  cmake -S "$SPMD_ROOT" -B "$build" "${args[@]}" "$@" >"$build.configure.log" 2>&1 ||
+    { cat "$build.configure.log" >&2; return 1; }
+  spmd_log "building (log: $build.build.log)"
+  cmake --build "$build" -j "${SPMD_JOBS:-$(nproc)}" >"$build.build.log" 2>&1 ||
+    { tail -60 "$build.build.log" >&2; return 1; }
+}

@@ -1,0 +1,82 @@
+#include "spmd/comm.hpp"
+
+#include <climits>
+
+namespace spmd {
+
+MPI_Op mpi_op(Op op) {
+  switch (op) {
+    case Op::sum: return MPI_SUM;
+    case Op::prod: return MPI_PROD;
+    case Op::min: return MPI_MIN;
+    case Op::max: return MPI_MAX;
+    case Op::land: return MPI_LAND;
+    case Op::lor: return MPI_LOR;
+  }
+  throw Error("spmd::mpi_op: unknown spmd::Op");
+}
+
+Comm::State::~State() {
+  if (comm == MPI_COMM_NULL) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Comm_free(&comm);  // a destructor cannot throw; nothing to report to
+}
+
+Comm::Comm(MPI_Comm comm) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) throw Error("spmd::Comm: MPI is not initialized (create a spmd::Runtime first)");
+  MPI_Comm dup = MPI_COMM_NULL;
+  SPMD_MPI_CHECK(MPI_Comm_dup(comm, &dup), "spmd::Comm::Comm");
+  *this = Comm(dup, Adopt{});
+}
+
+Comm::Comm(MPI_Comm owned, Adopt) : state_(std::make_shared<State>()) {
+  state_->comm = owned;
+  SPMD_MPI_CHECK(MPI_Comm_set_errhandler(owned, MPI_ERRORS_RETURN), "spmd::Comm::Comm");
+  SPMD_MPI_CHECK(MPI_Comm_rank(owned, &state_->rank), "spmd::Comm::Comm");
+  SPMD_MPI_CHECK(MPI_Comm_size(owned, &state_->size), "spmd::Comm::Comm");
+  int* ub = nullptr;
+  int flag = 0;
+  SPMD_MPI_CHECK(MPI_Comm_get_attr(owned, MPI_TAG_UB, &ub, &flag), "spmd::Comm::Comm");
+  if (flag && ub) state_->tag_ub = *ub;
+}
+
+void Comm::barrier() const { SPMD_MPI_CHECK(MPI_Barrier(raw()), "spmd::Comm::barrier"); }
+
+void Comm::check(bool ok, const std::string& message) const {
+  const int first_bad = allreduce(ok ? size() : rank(), Op::min);
+  if (first_bad == size()) return;
+  std::string text = rank() == first_bad ? message : std::string();
+  int len = bcast(static_cast<int>(text.size()), first_bad);
+  text.resize(static_cast<std::size_t>(len));
+  bcast(text.data(), len, first_bad);
+  if (size() > 1) text += impl::str(" [detected on rank ", first_bad, " of ", size(), "]");
+  throw Error(text, true);
+}
+
+Comm Comm::split(int color, int key) const {
+  MPI_Comm out = MPI_COMM_NULL;
+  SPMD_MPI_CHECK(MPI_Comm_split(raw(), color, key, &out), "spmd::Comm::split");
+  return Comm(out, Adopt{});
+}
+
+Comm Comm::node_local() const {
+  MPI_Comm out = MPI_COMM_NULL;
+  SPMD_MPI_CHECK(MPI_Comm_split_type(raw(), MPI_COMM_TYPE_SHARED, rank(), MPI_INFO_NULL, &out),
+                 "spmd::Comm::node_local");
+  return Comm(out, Adopt{});
+}
+
+int Comm::reserve_tags(int count) const {
+  if (count <= 0 || count > state_->tag_ub)
+    throw Error(impl::str("spmd::Comm::reserve_tags: cannot reserve ", count, " tags (MPI_TAG_UB is ",
+                          state_->tag_ub, ")"));
+  if (state_->next_tag > state_->tag_ub - count) state_->next_tag = 0;  // wrap: old plans are long done
+  const int base = state_->next_tag;
+  state_->next_tag += count;
+  return base;
+}
+
+}  // namespace spmd

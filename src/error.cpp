@@ -1,0 +1,17 @@
+#include "spmd/error.hpp"
+
+namespace spmd::impl {
+
+std::string mpi_error_string(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) return str("MPI error code ", code);
+  return std::string(text, static_cast<std::size_t>(len));
+}
+
+void check_mpi(int code, const char* call, const char* where) {
+  if (code == MPI_SUCCESS) return;
+  throw Error(str(where, ": ", call, " failed: ", mpi_error_string(code)));
+}
+
+}  // namespace spmd::impl

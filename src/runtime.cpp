@@ -1,0 +1,132 @@
+#include "spmd/runtime.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <thread>
+#include <vector>
+
+namespace spmd {
+namespace {
+
+int world_rank() {
+  int rank = 0;
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+[[noreturn]] void terminate_handler() {
+  const int rank = world_rank();
+  bool collective = false;
+  std::string what = "unknown exception";
+  if (auto ep = std::current_exception()) {
+    try {
+      std::rethrow_exception(ep);
+    } catch (const Error& e) {
+      collective = e.collective();
+      what = e.what();
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+  } else {
+    what = "std::terminate called without an active exception";
+  }
+  if (!collective) {
+    std::fprintf(stderr, "spmd: rank %d: uncaught exception: %s\n", rank, what.c_str());
+  } else if (rank == 0) {
+    std::fprintf(stderr, "spmd: uncaught exception (on every rank): %s\n", what.c_str());
+  } else {
+    // Every rank throws the same error: let rank 0 print it before anybody aborts the job.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  std::fflush(stderr);
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, 1);
+  std::_Exit(1);
+}
+
+bool env_true(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+}  // namespace
+
+Runtime::Runtime(int& argc, char**& argv) {
+  std::set_terminate(terminate_handler);
+
+  // Take our options out of argv.
+  bool share_gpus = env_true("SPMD_SHARE_GPUS");
+  {
+    int out = 1;
+    for (int i = 1; i < argc; ++i) {
+      if (std::strcmp(argv[i], "--spmd-share-gpus") == 0) share_gpus = true;
+      else if (std::strncmp(argv[i], "--spmd-", 7) == 0) {
+        // Unknown --spmd- options are an error on every rank alike (all ranks share argv).
+        throw Error(impl::str("spmd::Runtime: unknown option '", argv[i], "'; known: --spmd-share-gpus"),
+                    true);
+      } else {
+        argv[out++] = argv[i];
+      }
+    }
+    argc = out;
+    argv[argc] = nullptr;
+  }
+
+  int initialized = 0;
+  SPMD_MPI_CHECK(MPI_Initialized(&initialized), "spmd::Runtime::Runtime");
+  if (!initialized) {
+    int provided = 0;
+    SPMD_MPI_CHECK(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "spmd::Runtime::Runtime");
+    owns_mpi_ = true;
+  }
+  world_.emplace(MPI_COMM_WORLD);
+
+  // One GPU per node-local rank.
+#if defined(KOKKOS_ENABLE_CUDA)
+  {
+    Comm node = world_->node_local();
+    const int ngpu = Kokkos::Cuda::detect_device_count();
+    const bool too_many = ngpu == 0 || (node.size() > ngpu && !share_gpus);
+    world_->check(!too_many,
+                  ngpu == 0 ? std::string("spmd::Runtime: this is a CUDA build but no GPU is visible")
+                            : impl::str("spmd::Runtime: ", node.size(), " ranks on a node with ", ngpu,
+                                        " GPUs; use at most one rank per GPU, or allow sharing with "
+                                        "--spmd-share-gpus (or SPMD_SHARE_GPUS=1)"));
+    device_id_ = node.rank() % ngpu;
+  }
+#else
+  (void)share_gpus;
+#endif
+
+  // Pass argv on to Kokkos (for --kokkos-* options), plus the device we chose.
+  std::vector<std::string> storage(argv, argv + argc);
+  if (device_id_ >= 0) storage.push_back("--kokkos-device-id=" + std::to_string(device_id_));
+  std::vector<char*> kargv;
+  for (auto& s : storage) kargv.push_back(s.data());
+  kargv.push_back(nullptr);
+  int kargc = static_cast<int>(storage.size());
+  Kokkos::initialize(kargc, kargv.data());
+}
+
+Runtime::~Runtime() {
+  world_.reset();
+  if (Kokkos::is_initialized()) Kokkos::finalize();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (owns_mpi_ && !finalized) MPI_Finalize();
+}
+
+std::string Runtime::backend() { return Kokkos::DefaultExecutionSpace::name(); }
+
+}  // namespace spmd

@@ -1,0 +1,60 @@
+#pragma once
+// Shared helpers of the spmdarray tests.
+#include <gtest/gtest.h>
+
+#include <spmd.hpp>
+
+#include <functional>
+#include <vector>
+
+namespace spmd::testing {
+
+/// The test job's communicator (a duplicate of MPI_COMM_WORLD).
+const Comm& world();
+
+/// Serial reference: the value every test array is filled with at a global index.
+template <int N>
+double pattern_value(const Index<N>& g) {
+  double v = 0;
+  for (int d = 0; d < N; ++d) v = v * 100.0 + static_cast<double>(g[d]) + 1.0;
+  return v;
+}
+
+/// Row-major host array of `shape`, element = f(index).
+template <int N, class T = double, class F>
+std::vector<T> host_array(const Index<N>& shape, F&& f) {
+  Box<N> whole{Index<N>{}, shape};
+  std::vector<T> out;
+  out.reserve(static_cast<std::size_t>(whole.size()));
+  for_each_index(whole, [&](const Index<N>& g) { out.push_back(static_cast<T>(f(g))); });
+  return out;
+}
+
+/// Expect that every rank passed `ok` (so a failure seen by one rank fails the test everywhere
+/// and no rank runs ahead into the next collective).
+inline void expect_all(bool ok, const char* what) {
+  const int bad = world().allreduce(ok ? 0 : 1, Op::sum);
+  EXPECT_EQ(bad, 0) << what << ": failed on " << bad << " rank(s)";
+}
+
+}  // namespace spmd::testing
+
+/// Runs `stmt`, which must throw spmd::Error on every rank; checks that the message contains
+/// `needle` and that the error is marked collective.
+#define SPMD_EXPECT_COLLECTIVE_ERROR(stmt, needle)                                                   \
+  do {                                                                                               \
+    bool threw_ = false, coll_ = false, found_ = false;                                              \
+    std::string msg_;                                                                                \
+    try {                                                                                            \
+      stmt;                                                                                          \
+    } catch (const ::spmd::Error& e) {                                                               \
+      threw_ = true;                                                                                 \
+      coll_ = e.collective();                                                                        \
+      msg_ = e.what();                                                                               \
+      found_ = msg_.find(needle) != std::string::npos;                                               \
+    }                                                                                                \
+    EXPECT_TRUE(threw_) << #stmt " did not throw spmd::Error";                                       \
+    EXPECT_TRUE(coll_) << "error not marked collective: " << msg_;                                   \
+    EXPECT_TRUE(found_) << "message lacks '" << needle << "': " << msg_;                             \
+    ::spmd::testing::expect_all(threw_ && found_, #stmt);                                            \
+  } while (0)

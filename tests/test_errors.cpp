@@ -1,0 +1,68 @@
+// Bad input gets the same spmd::Error on every rank and nothing hangs (run at 2+ ranks).
+#include "spmd_test.hpp"
+
+using spmd::Distribution;
+using spmd::Index;
+using spmd::testing::world;
+
+TEST(Errors, GlobalShapesDifferAcrossRanks) {
+  const spmd::index_t extra = world().rank() == world().size() - 1 ? 1 : 0;
+  SPMD_EXPECT_COLLECTIVE_ERROR((Distribution<2>(world(), {8, 8 + extra})), "global shape differs across ranks");
+}
+
+TEST(Errors, HaloOrPeriodicDifferAcrossRanks) {
+  const int h = world().rank() == 1 ? 2 : 1;
+  SPMD_EXPECT_COLLECTIVE_ERROR((Distribution<1>(world(), {40}, spmd::halo(h))), "halo widths differs");
+}
+
+TEST(Errors, ProcessGridProductIsNotTheRankCount) {
+  const int p = world().size();
+  SPMD_EXPECT_COLLECTIVE_ERROR((Distribution<2>(world(), {8, 8}, spmd::grid({p + 1, 1}))),
+                               "ranks but the communicator has");
+  SPMD_EXPECT_COLLECTIVE_ERROR((Distribution<2>(world(), {8, 8}, spmd::grid({p, 1, 1}))), "entries for a 2-d shape");
+}
+
+TEST(Errors, HaloWiderThanANeighboursBlock) {
+  const int p = world().size();
+  // p + 1 rows over p ranks: the smallest block has 1 row, narrower than a halo of 2.
+  SPMD_EXPECT_COLLECTIVE_ERROR((spmd::zeros<double>(world(), {p + 1, 8}, spmd::halo(2), spmd::grid({p, 1}))),
+                               "wider than the smallest block");
+}
+
+TEST(Errors, OperationsOnDifferentDistributions) {
+  auto a = spmd::zeros<double>(world(), {12});
+  auto b = spmd::zeros<double>(world(), {13});
+  SPMD_EXPECT_COLLECTIVE_ERROR(spmd::dot(a, b), "not distributed alike");
+  SPMD_EXPECT_COLLECTIVE_ERROR(spmd::transform(a, KOKKOS_LAMBDA(double x) { return x; }, b), "not distributed alike");
+  SPMD_EXPECT_COLLECTIVE_ERROR(spmd::copy(a, b), "not distributed alike");
+  // Same shape, other process grid.
+  const int p = world().size();
+  auto c = spmd::zeros<double>(world(), {4 * p, 4 * p}, spmd::grid({p, 1}));
+  auto e = spmd::zeros<double>(world(), {4 * p, 4 * p}, spmd::grid({1, p}));
+  SPMD_EXPECT_COLLECTIVE_ERROR(spmd::dot(c, e), "not distributed alike");
+  // A halo plan used with an array of another distribution.
+  spmd::HaloExchange<double, 2> plan(c.distribution());
+  auto f = spmd::zeros<double>(world(), {4 * p, 4 * p}, spmd::grid({p, 1}), spmd::halo(1));
+  SPMD_EXPECT_COLLECTIVE_ERROR(plan.exchange(f), "but the plan was built for");
+}
+
+TEST(Errors, OutOfRangeGlobalIndices) {
+  auto a = spmd::zeros<double>(world(), {5, 4});
+  SPMD_EXPECT_COLLECTIVE_ERROR(a.get(5, 0), "out of range for shape {5, 4}");
+  SPMD_EXPECT_COLLECTIVE_ERROR(a.get(0, -1), "out of range");
+  SPMD_EXPECT_COLLECTIVE_ERROR(a.distribution().owner({7, 0}), "outside the shape");
+  EXPECT_THROW(a.set({0, 4}, 1.0), spmd::Error);
+}
+
+TEST(Errors, BadHostArrayOnlyTheRootCanSee) {
+  auto a = spmd::zeros<double>(world(), {6});
+  const int root = world().size() - 1;
+  std::vector<double> wrong(world().rank() == root ? 5 : 0);
+  SPMD_EXPECT_COLLECTIVE_ERROR(spmd::scatter(wrong, a, root), "has 5 elements");
+  SPMD_EXPECT_COLLECTIVE_ERROR(spmd::gather(a, world().size()), "is not a rank");
+}
+
+TEST(Errors, HaloWidthBeyondTheHalo) {
+  Distribution<2> d(world(), {8, 8}, spmd::halo(1));
+  SPMD_EXPECT_COLLECTIVE_ERROR((spmd::HaloExchange<double, 2>(d, spmd::Pattern::box, {2, 1})), "must lie between 0");
+}
