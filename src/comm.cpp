@@ -59,6 +59,8 @@ void Comm::check(bool ok, const std::string& message) const {
 Comm Comm::split(int color, int key) const {
   MPI_Comm out = MPI_COMM_NULL;
   SPMD_MPI_CHECK(MPI_Comm_split(raw(), color, key, &out), "spmd::Comm::split");
+  if (out == MPI_COMM_NULL)
+    throw Error("spmd::Comm::split: this rank passed MPI_UNDEFINED; every rank must get a communicator");
   return Comm(out, Adopt{});
 }
 

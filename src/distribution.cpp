@@ -8,6 +8,8 @@ namespace {
 struct GridSearch {
   const std::vector<index_t>& shape;
   const std::vector<int>& fixed;
+  const std::vector<int>& halo;
+  const std::vector<bool>& periodic;
   std::vector<int> cur, best;
   double best_cost = std::numeric_limits<double>::infinity();
 
@@ -15,16 +17,18 @@ struct GridSearch {
   // per axis cut into more blocks than it has indices (empty blocks).
   double cost(const std::vector<int>& dims) const {
     const int n = static_cast<int>(dims.size());
-    double c = 0, empty = 0;
+    double c = 0, empty = 0, too_narrow = 0;
     for (int d = 0; d < n; ++d) {
       if (dims[d] > shape[d]) empty += static_cast<double>(dims[d] - shape[d]);
+      const bool neighbours = dims[d] > 1 || (!periodic.empty() && periodic[d]);
+      if (!halo.empty() && halo[d] > 0 && neighbours && shape[d] > 0 && shape[d] / dims[d] < halo[d]) ++too_narrow;
       if (dims[d] == 1) continue;
       double face = 1;
       for (int e = 0; e < n; ++e)
         if (e != d) face *= static_cast<double>((shape[e] + dims[e] - 1) / dims[e]);
       c += face * (dims[d] == 2 ? 1 : 2);
     }
-    return c + empty * 1e30;
+    return c + empty * 1e30 + too_narrow * 1e60;
   }
   void search(int axis, int left) {
     const int n = static_cast<int>(shape.size());
@@ -49,8 +53,9 @@ struct GridSearch {
 };
 }  // namespace
 
-std::vector<int> choose_grid(const std::vector<index_t>& shape, int nranks, const std::vector<int>& fixed) {
-  GridSearch s{shape, fixed, std::vector<int>(shape.size(), 1), {}};
+std::vector<int> choose_grid(const std::vector<index_t>& shape, int nranks, const std::vector<int>& fixed,
+                             const std::vector<int>& halo, const std::vector<bool>& periodic) {
+  GridSearch s{shape, fixed, halo, periodic, std::vector<int>(shape.size(), 1), {}};
   s.search(0, nranks);
   if (s.best.empty())
     throw Error(str("spmd::Distribution: no process grid of ", nranks, " ranks matches ", shape_str(fixed)), true);

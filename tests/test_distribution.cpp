@@ -110,3 +110,19 @@ TEST(Distribution, NeighboursWrapOnPeriodicAxes) {
   EXPECT_FALSE(ring == open);
   EXPECT_TRUE(ring.same_layout(open));
 }
+
+TEST(Distribution, AutomaticGridRespectsTheHalo) {
+  // 3 x 8 on 4 ranks with halo 2: a 2 x 2 grid would give blocks of 1 row (narrower than the
+  // halo); the automatic grid must pick 1 x 4 instead of failing.
+  if (world().size() != 4) GTEST_SKIP() << "needs 4 ranks";
+  Distribution<2> d(world(), {3, 8}, spmd::halo(2));
+  EXPECT_EQ(d.dims(), (std::array<int, 2>{1, 4}));
+}
+
+TEST(Distribution, OptionListOfTheWrongLengthOnOneRank) {
+  // Only the last rank passes a 3-entry halo list for a 2-d shape: every rank throws the same
+  // error and nobody waits in the constructor's collective.
+  const bool odd = world().rank() == world().size() - 1;
+  SPMD_EXPECT_COLLECTIVE_ERROR((Distribution<2>(world(), {8, 8}, odd ? spmd::halo({1, 1, 1}) : spmd::halo(1))),
+                               "halo(...) has 3 entries for a 2-d shape");
+}

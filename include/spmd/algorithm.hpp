@@ -4,8 +4,9 @@
 /// rank works on its own block, with no communication.
 ///
 /// The execution-space-first overloads run on the given instance; the others on a default
-/// instance of the array's execution space. Kernels are asynchronous, as Kokkos kernels are:
-/// reductions, halo exchanges and host reads wait for them.
+/// instance of the array's execution space. Kernels are asynchronous, as Kokkos kernels are.
+/// Reductions, halo exchanges and host reads run on the default instance and are ordered after
+/// kernels on it; after work on another instance, fence that instance first.
 
 #include <Kokkos_Core.hpp>
 
@@ -80,6 +81,11 @@ template <class T, int N, class M, class F>
 void for_each(const Array<T, N, M>& a, const Box<N>& region, const F& f) {
   for_each(typename M::execution_space(), a, region, f);
 }
+template <class Exec, class T, int N, class M, class F,
+          class = std::enable_if_t<Kokkos::is_execution_space<Exec>::value>>
+void for_each(const Exec& exec, const Array<T, N, M>& a, const F& f) {
+  for_each(exec, a, a.owned(), f);
+}
 template <class T, int N, class M, class F>
 void for_each(const Array<T, N, M>& a, const F& f) {
   for_each(typename M::execution_space(), a, a.owned(), f);
@@ -102,7 +108,7 @@ void transform(const Array<T, N, M>& out, const F& f, const In&... inputs) {
 
 /// Set every element of `a` (halo included) to v. Local.
 template <class T, int N, class M>
-void fill(const Array<T, N, M>& a, const T& v) {
+void fill(const Array<T, N, M>& a, const typename Array<T, N, M>::value_type& v) {
   a.fill(v);
 }
 

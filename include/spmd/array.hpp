@@ -239,25 +239,25 @@ std::string label_or(const char* fallback, const Opts&... opts) {
 
 /// `spmd::zeros<double>(comm, {4096, 4096}, spmd::halo(1))`: a new distribution and a zero
 /// array on it. Options: halo(...), periodic(...), grid(...), label(...). Collective.
-template <class T, class M = DefaultMemorySpace, std::size_t R, class... Opts>
+template <class T, class M = DefaultMemorySpace, std::size_t R, class... Opts, impl::if_options<Opts...> = 0>
 Array<T, static_cast<int>(R), M> zeros(const Comm& comm, const index_t (&shape)[R], const Opts&... opts) {
   return zeros<T, M>(Distribution<static_cast<int>(R)>(comm, impl::to_index(shape), opts...),
                      impl::label_or("spmd::zeros", opts...));
 }
 /// Uninitialised array. Collective.
-template <class T, class M = DefaultMemorySpace, std::size_t R, class... Opts>
+template <class T, class M = DefaultMemorySpace, std::size_t R, class... Opts, impl::if_options<Opts...> = 0>
 Array<T, static_cast<int>(R), M> empty(const Comm& comm, const index_t (&shape)[R], const Opts&... opts) {
   return empty<T, M>(Distribution<static_cast<int>(R)>(comm, impl::to_index(shape), opts...),
                      impl::label_or("spmd::empty", opts...));
 }
 /// Array of ones. Collective.
-template <class T, class M = DefaultMemorySpace, std::size_t R, class... Opts>
+template <class T, class M = DefaultMemorySpace, std::size_t R, class... Opts, impl::if_options<Opts...> = 0>
 Array<T, static_cast<int>(R), M> ones(const Comm& comm, const index_t (&shape)[R], const Opts&... opts) {
   return ones<T, M>(Distribution<static_cast<int>(R)>(comm, impl::to_index(shape), opts...),
                     impl::label_or("spmd::ones", opts...));
 }
 /// Array filled with v. Collective.
-template <class T, class M = DefaultMemorySpace, std::size_t R, class... Opts>
+template <class T, class M = DefaultMemorySpace, std::size_t R, class... Opts, impl::if_options<Opts...> = 0>
 Array<T, static_cast<int>(R), M> full(const Comm& comm, const index_t (&shape)[R], const T& v, const Opts&... opts) {
   return full<T, M>(Distribution<static_cast<int>(R)>(comm, impl::to_index(shape), opts...), v,
                     impl::label_or("spmd::full", opts...));
@@ -277,13 +277,13 @@ Array<T, N, M> ones_like(const Array<T, N, M>& a) {
   return ones<T, M>(a.distribution(), a.label());
 }
 template <class T, int N, class M>
-Array<T, N, M> full_like(const Array<T, N, M>& a, const T& v) {
+Array<T, N, M> full_like(const Array<T, N, M>& a, const typename Array<T, N, M>::value_type& v) {
   return full<T, M>(a.distribution(), v, a.label());
 }
 
 /// 1-D array [start, start + step, ...) with ceil((stop - start) / step) elements, as
 /// numpy.arange. Collective.
-template <class T, class M = DefaultMemorySpace, class... Opts>
+template <class T, class M = DefaultMemorySpace, class... Opts, impl::if_options<Opts...> = 0>
 Array<T, 1, M> arange(const Comm& comm, T start, T stop, T step, const Opts&... opts) {
   if (step == T(0)) throw Error("spmd::arange: step must not be zero", true);
   const double len = std::ceil((static_cast<double>(stop) - static_cast<double>(start)) / static_cast<double>(step));
@@ -298,7 +298,7 @@ Array<T, 1, M> arange(const Comm& comm, T start, T stop, T step, const Opts&... 
   return a;
 }
 /// 1-D array 0, 1, ..., n-1. Collective.
-template <class T, class M = DefaultMemorySpace, class... Opts>
+template <class T, class M = DefaultMemorySpace, class... Opts, impl::if_options<Opts...> = 0>
 Array<T, 1, M> arange(const Comm& comm, index_t n, const Opts&... opts) {
   return arange<T, M>(comm, T(0), static_cast<T>(n), T(1), opts...);
 }

@@ -118,7 +118,7 @@ class Comm {
   /// rank's number). Costs one MPI_Allreduce when all passed. Collective.
   void check(bool ok, const std::string& message) const;
 
-  /// Sub-communicator of the ranks with the same colour, ordered by key (MPI_Comm_split).
+  /// Sub-communicator of the ranks with the same colour (>= 0), ordered by key (MPI_Comm_split).
   /// Collective.
   Comm split(int color, int key) const;
   /// The ranks that share this rank's node (MPI_Comm_split_type, shared memory). Collective.

@@ -18,6 +18,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "spmd/box.hpp"
@@ -56,6 +57,22 @@ struct ProcessGrid {
 inline ProcessGrid grid(std::initializer_list<int> d) { return ProcessGrid{std::vector<int>(d)}; }
 
 namespace impl {
+/// True for the option types above (halo, periodic, grid, label).
+template <class T>
+struct is_option : std::false_type {};
+template <>
+struct is_option<HaloWidth> : std::true_type {};
+template <>
+struct is_option<Periodic> : std::true_type {};
+template <>
+struct is_option<ProcessGrid> : std::true_type {};
+template <>
+struct is_option<Label> : std::true_type {};
+template <class... O>
+inline constexpr bool are_options_v = (is_option<std::decay_t<O>>::value && ...);
+template <class... O>
+using if_options = std::enable_if_t<are_options_v<O...>, int>;
+
 /// Options gathered from the variadic creation functions.
 struct DistributionOptions {
   std::vector<int> halo;
@@ -77,7 +94,9 @@ DistributionOptions gather_options(const Opts&... opts) {
 /// Choose a process grid for `shape` over `nranks`: among all factorizations (with the given
 /// nonzero entries kept), the one with the least halo surface per rank, avoiding empty blocks.
 /// Local (deterministic, so every rank picks the same).
-std::vector<int> choose_grid(const std::vector<index_t>& shape, int nranks, const std::vector<int>& fixed);
+/// Grids whose blocks would be narrower than the halo along an axis with neighbours are avoided.
+std::vector<int> choose_grid(const std::vector<index_t>& shape, int nranks, const std::vector<int>& fixed,
+                             const std::vector<int>& halo = {}, const std::vector<bool>& periodic = {});
 
 /// Balanced block of coordinate c of p along an axis of n: [start, start + extent).
 inline index_t block_start(index_t n, int p, int c) {
@@ -108,7 +127,7 @@ class Distribution {
   /// Collective; throws the same spmd::Error on every rank for a shape, grid, halo or periodic
   /// setting that differs across ranks, a grid whose product is not the rank count, a negative
   /// extent or halo, or a halo wider than a neighbour's block.
-  template <class... Opts>
+  template <class... Opts, impl::if_options<Opts...> = 0>
   Distribution(const Comm& comm, const index_type& shape, const Opts&... opts)
       : Distribution(comm, shape, impl::gather_options(opts...)) {}
 

@@ -51,6 +51,22 @@ inline int checked_count(index_t n, std::size_t elem, const char* fn) {
   if (c > INT_MAX) throw Error(str(fn, ": a block of ", n, " elements is too large for one MPI message"), true);
   return static_cast<int>(c);
 }
+/// Per-rank element counts and displacements (in MPI units) of the owned blocks; computed on
+/// every rank from the replicated distribution, so an overflow is seen by all alike.
+template <int N>
+void block_counts(const Distribution<N>& d, std::size_t unit, const char* fn, std::vector<int>& counts,
+                  std::vector<int>& displs) {
+  const int p = d.comm().size();
+  counts.resize(static_cast<std::size_t>(p));
+  displs.resize(counts.size());
+  index_t off = 0;
+  for (int r = 0; r < p; ++r) {
+    const index_t n = d.owned_by(r).size();
+    counts[r] = checked_count(n, unit, fn);
+    displs[r] = checked_count(off, unit, fn);
+    off += n;
+  }
+}
 }  // namespace impl
 
 /// The whole array, row-major, on rank `root` (an empty vector on the others). Collective.
@@ -63,20 +79,10 @@ std::vector<T> gather(const Array<T, N, M>& a, int root = 0) {
   const std::size_t unit = std::is_arithmetic_v<T> ? 1 : sizeof(T);
   std::vector<T> mine = impl::owned_to_host(a);
   std::vector<int> counts, displs;
+  impl::block_counts(a.distribution(), unit, fn, counts, displs);  // same verdict on every rank
   std::vector<T> packed, out;
-  if (comm.rank() == root) {
-    counts.resize(static_cast<std::size_t>(comm.size()));
-    displs.resize(counts.size());
-    index_t off = 0;
-    for (int r = 0; r < comm.size(); ++r) {
-      const index_t n = a.distribution().owned_by(r).size();
-      counts[r] = impl::checked_count(n, unit, fn);
-      displs[r] = impl::checked_count(off, unit, fn);
-      off += n;
-    }
-    packed.resize(static_cast<std::size_t>(off));
-  }
-  SPMD_MPI_CHECK(MPI_Gatherv(mine.data(), impl::checked_count(static_cast<index_t>(mine.size()), unit, fn),
+  if (comm.rank() == root) packed.resize(static_cast<std::size_t>(a.size()));
+  SPMD_MPI_CHECK(MPI_Gatherv(mine.data(), counts[comm.rank()],
                              impl::gather_type<T>(), packed.data(), counts.data(), displs.data(),
                              impl::gather_type<T>(), root, comm.raw()),
                  fn);
@@ -119,24 +125,18 @@ void scatter(const std::vector<T>& global, const Array<T, N, M>& a, int root = 0
                        "' of shape ", impl::shape_str(a.shape()), " has ", a.size()));
   const std::size_t unit = std::is_arithmetic_v<T> ? 1 : sizeof(T);
   std::vector<int> counts, displs;
+  impl::block_counts(a.distribution(), unit, fn, counts, displs);  // same verdict on every rank
   std::vector<T> packed;
   if (comm.rank() == root) {
-    counts.resize(static_cast<std::size_t>(comm.size()));
-    displs.resize(counts.size());
     packed.reserve(global.size());
     const Box<N> whole{Index<N>{}, a.shape()};
-    index_t off = 0;
-    for (int r = 0; r < comm.size(); ++r) {
-      const Box<N> b = a.distribution().owned_by(r);
-      counts[r] = impl::checked_count(b.size(), unit, fn);
-      displs[r] = impl::checked_count(off, unit, fn);
-      off += b.size();
-      for_each_index(b, [&](const Index<N>& g) { packed.push_back(global[static_cast<std::size_t>(whole.offset_of(g))]); });
-    }
+    for (int r = 0; r < comm.size(); ++r)
+      for_each_index(a.distribution().owned_by(r),
+                     [&](const Index<N>& g) { packed.push_back(global[static_cast<std::size_t>(whole.offset_of(g))]); });
   }
   std::vector<T> mine(static_cast<std::size_t>(a.owned().size()));
   SPMD_MPI_CHECK(MPI_Scatterv(packed.data(), counts.data(), displs.data(), impl::gather_type<T>(), mine.data(),
-                              impl::checked_count(static_cast<index_t>(mine.size()), unit, fn), impl::gather_type<T>(),
+                              counts[comm.rank()], impl::gather_type<T>(),
                               root, comm.raw()),
                  fn);
   impl::host_to_owned(a, mine);

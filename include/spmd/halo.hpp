@@ -164,21 +164,29 @@ class HaloRequest {
  public:
   explicit HaloRequest(std::shared_ptr<HaloExchange<T, N, MemorySpace>> plan) : plan_(std::move(plan)) {}
   HaloRequest(HaloRequest&&) noexcept = default;
-  HaloRequest& operator=(HaloRequest&&) noexcept = default;
-  ~HaloRequest() {
-    if (plan_ && plan_->in_progress()) {
-      try {
-        plan_->end();
-      } catch (...) {
-      }
+  /// Finishes the exchange this request held (if any) before taking the other's.
+  HaloRequest& operator=(HaloRequest&& o) noexcept {
+    if (this != &o) {
+      finish_quietly();
+      plan_ = std::move(o.plan_);
     }
+    return *this;
   }
+  ~HaloRequest() { finish_quietly(); }
   /// Neighbour-collective.
   void end() {
     if (plan_ && plan_->in_progress()) plan_->end();
   }
 
  private:
+  void finish_quietly() noexcept {
+    if (plan_ && plan_->in_progress()) {
+      try {
+        plan_->end();
+      } catch (...) {  // a destructor must not throw; end() reported nothing to anybody
+      }
+    }
+  }
   std::shared_ptr<HaloExchange<T, N, MemorySpace>> plan_;
 };
 

@@ -10,6 +10,7 @@ namespace spmd::math {
 using Kokkos::abs;
 using Kokkos::cos;
 using Kokkos::exp;
+using Kokkos::fabs;
 using Kokkos::log;
 using Kokkos::pow;
 using Kokkos::sin;

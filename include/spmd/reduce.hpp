@@ -196,7 +196,7 @@ T norm_inf(const Array<T, N, M>& a) {
   return impl::reduce_value<impl::Combine::absmax>("spmd::reduce::norm_inf", a);
 }
 /// Global index of the smallest element; ties go to the lowest row-major index. Throws for an
-/// empty array. Collective.
+/// empty array. With NaNs present the result is unspecified (as for min). Collective.
 template <class T, int N, class M>
 Index<N> argmin(const Array<T, N, M>& a) {
   impl::require_nonempty("spmd::argmin", a);

@@ -22,14 +22,24 @@ Distribution<N>::Distribution(const Comm& comm, const index_type& shape,
       throw Error(impl::str(fn, ": ", what, " has ", v.size(), " entries for a ", N, "-d shape"), true);
     return out;
   };
-  auto halo = per_axis(opts.halo, 0, "halo(...)");
-  auto periodic = per_axis(opts.periodic, false, "periodic(...)");
+  // Option lists of the wrong length: agreed first (a rank alone may have passed one), so that
+  // no rank waits in the allgather below while another throws.
+  std::array<int, N> halo{};
+  std::array<bool, N> periodic{};
   std::array<int, N> dims{};
-  if (!opts.dims.empty()) {
-    if (opts.dims.size() != static_cast<std::size_t>(N))
-      throw Error(impl::str(fn, ": grid(...) has ", opts.dims.size(), " entries for a ", N, "-d shape"), true);
-    for (int d = 0; d < N; ++d) dims[d] = opts.dims[d];
+  std::string problem;
+  try {
+    halo = per_axis(opts.halo, 0, "halo(...)");
+    periodic = per_axis(opts.periodic, false, "periodic(...)");
+    if (!opts.dims.empty()) {
+      if (opts.dims.size() != static_cast<std::size_t>(N))
+        throw Error(impl::str(fn, ": grid(...) has ", opts.dims.size(), " entries for a ", N, "-d shape"), true);
+      for (int d = 0; d < N; ++d) dims[d] = opts.dims[d];
+    }
+  } catch (const Error& e) {
+    problem = e.what();
   }
+  comm.check(problem.empty(), problem);
 
   // Everything every rank passed, gathered, so each rank reaches the same verdict.
   constexpr int rec = 4 * N;
@@ -44,14 +54,14 @@ Distribution<N>::Distribution(const Comm& comm, const index_type& shape,
   for (int r = 1; r < p; ++r) {
     for (int k = 0; k < rec; ++k) {
       if (all[static_cast<std::size_t>(r) * rec + k] == all[k]) continue;
-      const char* what[] = {"global shape", "process grid", "halo widths", "periodic axes"};
+      const char* what[] = {"global shapes", "process grids", "halo widths", "periodic settings"};
       std::array<index_t, N> a{}, b{};
       const int part = k / N;
       for (int d = 0; d < N; ++d) {
         a[d] = all[part * N + d];
         b[d] = all[static_cast<std::size_t>(r) * rec + part * N + d];
       }
-      throw Error(impl::str(fn, ": the ", what[part], " differs across ranks: rank 0 passed ",
+      throw Error(impl::str(fn, ": the ", what[part], " differ across ranks: rank 0 passed ",
                             impl::shape_str(a), ", rank ", r, " passed ", impl::shape_str(b)),
                   true);
     }
@@ -80,7 +90,9 @@ Distribution<N>::Distribution(const Comm& comm, const index_type& shape,
                             " ranks"),
                   true);
     if (any_free) {
-      auto chosen = impl::choose_grid(std::vector<index_t>(shape.begin(), shape.end()), p, fixed);
+      auto chosen = impl::choose_grid(std::vector<index_t>(shape.begin(), shape.end()), p, fixed,
+                                      std::vector<int>(halo.begin(), halo.end()),
+                                      std::vector<bool>(periodic.begin(), periodic.end()));
       for (int d = 0; d < N; ++d) dims[d] = chosen[d];
     }
   }
@@ -138,8 +150,7 @@ int Distribution<N>::owner(const index_type& i) const {
   for (int d = 0; d < N; ++d) {
     if (i[d] < 0 || i[d] >= d_->shape[d])
       throw Error(impl::str("spmd::Distribution::owner: index ", impl::shape_str(i), " is outside the shape ",
-                            impl::shape_str(d_->shape)),
-                  true);
+                            impl::shape_str(d_->shape)));
     c[d] = impl::block_of(d_->shape[d], d_->dims[d], i[d]);
   }
   return rank_of(c);
