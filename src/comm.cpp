@@ -17,6 +17,7 @@ MPI_Op mpi_op(Op op) {
 }
 
 Comm::State::~State() {
+  backend.reset();
   if (comm == MPI_COMM_NULL) return;
   int finalized = 0;
   MPI_Finalized(&finalized);

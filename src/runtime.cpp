@@ -45,9 +45,11 @@ int world_rank() {
     std::fprintf(stderr, "spmd: uncaught exception (on every rank): %s\n", what.c_str());
   } else {
     // Every rank throws the same error: let rank 0 print it before anybody aborts the job.
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
   }
   std::fflush(stderr);
+  // Give the launcher time to forward what was printed: MPI_Abort may tear the job down first.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);

@@ -30,6 +30,14 @@ std::vector<T> host_array(const Index<N>& shape, F&& f) {
   return out;
 }
 
+/// The communication backends this build can use for data in MemorySpace on the test job.
+template <class MemorySpace = DefaultMemorySpace>
+std::vector<Backend> backends() {
+  std::vector<Backend> b{Backend::mpi};
+  if (!impl::host_accessible<MemorySpace>() && impl::nccl_usable(world())) b.push_back(Backend::nccl);
+  return b;
+}
+
 /// Expect that every rank passed `ok` (so a failure seen by one rank fails the test everywhere
 /// and no rank runs ahead into the next collective).
 inline void expect_all(bool ok, const char* what) {

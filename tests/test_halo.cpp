@@ -95,8 +95,15 @@ void run_case(const Index<N>& shape, int halo, bool periodic, Pattern pattern) {
                                : Distribution<N>(world(), shape, spmd::halo(halo));
   auto a = spmd::zeros<double>(d, "spmd::test::halo");
   prepare(a);
-  a.exchange_halo(pattern);
+  a.exchange_halo(pattern);  // the array's own plan, automatic backend
   spmd::testing::expect_all(check(a, pattern, d.halo()), d.describe().c_str());
+  for (spmd::Backend b : spmd::testing::backends()) {  // and each backend the build has
+    spmd::HaloExchange<double, N> plan(d, pattern, d.halo(), b);
+    EXPECT_EQ(plan.backend(), b);
+    prepare(a, 1.0);
+    plan.exchange(a);
+    spmd::testing::expect_all(check(a, pattern, d.halo(), 1.0), (d.describe() + " backend " + spmd::to_string(b)).c_str());
+  }
 }
 }  // namespace
 
@@ -177,6 +184,19 @@ TEST(Halo, SeveralArraysInOneExchange) {
   prepare(b, 7.0);
   plan.exchange(b);
   spmd::testing::expect_all(check(b, Pattern::box, d.halo(), 7.0), "plan reused for one array");
+}
+
+TEST(Halo, BackendChoice) {
+  Distribution<1> d(world(), {32}, spmd::halo(1));
+  spmd::HaloExchange<double, 1, Kokkos::HostSpace> host_plan(d, Pattern::face, {1}, spmd::Backend::automatic);
+  EXPECT_EQ(host_plan.backend(), spmd::Backend::mpi);  // host memory: MPI reads it directly
+  EXPECT_FALSE(host_plan.staged());
+  spmd::HaloExchange<double, 1> dev_plan(d, Pattern::face, {1}, spmd::Backend::mpi);
+  EXPECT_EQ(dev_plan.staged(),
+            !spmd::impl::host_accessible<spmd::DefaultMemorySpace>() && !spmd::impl::mpi_cuda_aware());
+  if (!SPMD_HAVE_NCCL || spmd::impl::host_accessible<spmd::DefaultMemorySpace>()) {
+    SPMD_EXPECT_COLLECTIVE_ERROR((spmd::HaloExchange<double, 1>(d, Pattern::face, {1}, spmd::Backend::nccl)), "NCCL");
+  }
 }
 
 TEST(Halo, ZeroWidthIsANoOp) {

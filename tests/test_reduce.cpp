@@ -109,6 +109,25 @@ TEST(Reduce, FourDimensionsAndEmptyRanks) {
   EXPECT_EQ(spmd::argmax(one), (Index<1>{0}));
 }
 
+TEST(Reduce, AllreduceOfDeviceViewsWithEachBackend) {
+  const int p = world().size(), r = world().rank();
+  for (spmd::Backend b : spmd::testing::backends()) {
+    Kokkos::View<double*> v("spmd::test::partials", 5);
+    Kokkos::View<long long*> w("spmd::test::counts", 3);
+    Kokkos::parallel_for(
+        "spmd::test::fill", 5, KOKKOS_LAMBDA(int i) {
+          v(i) = (r + 1) * (i + 0.5);
+          if (i < 3) w(i) = (r + 1) * (i + 1);
+        });
+    spmd::allreduce(world(), v, spmd::Op::sum, b);
+    spmd::allreduce(world(), w, spmd::Op::max, b);
+    auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+    auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w);
+    for (int i = 0; i < 5; ++i) EXPECT_DOUBLE_EQ(hv(i), p * (p + 1) / 2.0 * (i + 0.5)) << spmd::to_string(b);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(hw(i), static_cast<long long>(p) * (i + 1)) << spmd::to_string(b);
+  }
+}
+
 TEST(Reduce, ZeroSizeArrays) {
   auto e = spmd::zeros<double>(world(), {0, 3});
   EXPECT_EQ(spmd::sum(e), 0.0);

@@ -128,6 +128,10 @@ class Comm {
   /// order on every rank (they are built collectively), so the tags agree. Local.
   int reserve_tags(int count) const;
 
+  /// Internal: state of a communication backend (the NCCL communicator) that lives and dies
+  /// with this communicator; released before the MPI communicator is freed. Local.
+  std::shared_ptr<void>& backend_state() const { return state_->backend; }
+
  private:
   struct State {
     MPI_Comm comm = MPI_COMM_NULL;
@@ -135,6 +139,7 @@ class Comm {
     int size = 1;
     int tag_ub = 32767;
     mutable int next_tag = 0;
+    mutable std::shared_ptr<void> backend;
     ~State();
   };
   struct Adopt {};

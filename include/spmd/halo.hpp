@@ -15,12 +15,15 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <array>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "spmd/array.hpp"
+#include "spmd/backend.hpp"
 #include "spmd/impl/ndrange.hpp"
 
 namespace spmd {
@@ -93,10 +96,12 @@ class HaloExchange {
   static constexpr int max_fields = 8;
 
   /// Plan for `dist` with `pattern`, filling `width[d] <= halo[d]` layers along each axis
-  /// (default: the whole halo). Collective: every rank builds its plans in the same order (the
-  /// plan reserves message tags on the communicator).
+  /// (default: the whole halo), moving data with `backend` (see backend.hpp). Collective: every
+  /// rank builds its plans in the same order (the plan reserves message tags on the
+  /// communicator, and may create its NCCL communicator).
   HaloExchange(const Distribution<N>& dist, Pattern pattern = Pattern::box);
-  HaloExchange(const Distribution<N>& dist, Pattern pattern, const std::array<int, N>& width);
+  HaloExchange(const Distribution<N>& dist, Pattern pattern, const std::array<int, N>& width,
+               Backend backend = Backend::automatic);
   HaloExchange(const HaloExchange&) = delete;
   HaloExchange& operator=(const HaloExchange&) = delete;
   ~HaloExchange();
@@ -118,10 +123,18 @@ class HaloExchange {
   }
   /// True between begin() and end(). Local.
   bool in_progress() const { return active_; }
-  /// Number of neighbours this rank sends to. Local.
+  /// Number of other ranks this rank sends to (self-wraps on periodic axes are local copies). Local.
   int num_neighbors() const { return static_cast<int>(send_.size()); }
-  /// Elements this rank sends per array per exchange. Local.
-  index_t send_points() const { return send_total_; }
+  /// Elements this rank sends per array per exchange (to other ranks). Local.
+  index_t send_points() const {
+    index_t n = 0;
+    for (const auto& p : send_) n += p.count;
+    return n;
+  }
+  /// The backend this plan uses (never automatic). Local.
+  Backend backend() const { return backend_; }
+  /// True when device data is staged through host buffers for MPI. Local.
+  bool staged() const { return staged_; }
   const Distribution<N>& distribution() const { return dist_; }
   Pattern pattern() const { return pattern_; }
   const std::array<int, N>& width() const { return width_; }
@@ -129,29 +142,40 @@ class HaloExchange {
  private:
   using view_type = typename array_type::view_type;
   using staging = typename impl::staging_space<MemorySpace>::type;
-  static constexpr bool staged = !std::is_same_v<staging, MemorySpace>;
   struct Peer {
     int rank;
     int tag;
-    index_t offset;
+    index_t offset;  // in points, into the plan's send (or receive) concatenation
     index_t count;
+  };
+  struct SelfCopy {
+    index_t send_offset, recv_offset, count;
   };
   void begin_impl(const array_type* const* arrays, int n);
   void allocate(int nfields);
   template <bool Pack>
   void copy(Kokkos::View<const impl::HaloSegment<N>*, MemorySpace> segs, int nsegs, index_t total,
             Kokkos::View<T*, MemorySpace> buf, const char* label);
+  template <class V>
+  static auto range(const V& v, index_t first, index_t count) {
+    return Kokkos::subview(v, std::make_pair(first, first + count));
+  }
 
   Distribution<N> dist_;
   Pattern pattern_;
   std::array<int, N> width_{};
-  std::vector<Peer> send_, recv_;
+  Backend backend_ = Backend::mpi;
+  bool staged_ = false;
+  std::vector<Peer> send_, recv_;  // other ranks, sorted by (rank, tag)
+  std::vector<SelfCopy> self_;     // periodic wrap onto this rank
+  int nsend_segs_ = 0, nrecv_segs_ = 0;
   Kokkos::View<impl::HaloSegment<N>*, MemorySpace> send_segs_, recv_segs_;
   index_t send_total_ = 0, recv_total_ = 0;
   int capacity_ = 0;  // fields the buffers hold
   Kokkos::View<T*, MemorySpace> send_buf_, recv_buf_;
   Kokkos::View<T*, staging> send_host_, recv_host_;
   std::vector<MPI_Request> requests_;
+  std::vector<impl::P2P> p2p_send_, p2p_recv_;
   Kokkos::Array<view_type, max_fields> fields_;
   int nfields_ = 0;
   bool active_ = false;
@@ -197,7 +221,8 @@ HaloExchange<T, N, M>::HaloExchange(const Distribution<N>& dist, Pattern pattern
     : HaloExchange(dist, pattern, dist.halo()) {}
 
 template <class T, int N, class M>
-HaloExchange<T, N, M>::HaloExchange(const Distribution<N>& dist, Pattern pattern, const std::array<int, N>& width)
+HaloExchange<T, N, M>::HaloExchange(const Distribution<N>& dist, Pattern pattern, const std::array<int, N>& width,
+                                    Backend backend)
     : dist_(dist), pattern_(pattern), width_(width) {
   const char* fn = "spmd::HaloExchange";
   for (int d = 0; d < N; ++d)
@@ -205,13 +230,17 @@ HaloExchange<T, N, M>::HaloExchange(const Distribution<N>& dist, Pattern pattern
       throw Error(impl::str(fn, ": width ", impl::shape_str(width), " must lie between 0 and the halo ",
                             impl::shape_str(dist.halo()), " on every axis"),
                   true);
+  backend_ = impl::resolve_backend<M>(dist.comm(), backend, fn);
+  staged_ = backend_ == Backend::mpi && !impl::host_accessible<M>() && !impl::mpi_cuda_aware();
   int ndir = 1;
   for (int d = 0; d < N; ++d) ndir *= 3;
   const int tag_base = dist.comm().reserve_tags(ndir);
+  const int me = dist.comm().rank();
 
   const Box<N>& own = dist.owned();
   const auto& h = dist.halo();
   std::vector<impl::HaloSegment<N>> ssegs, rsegs;
+  std::vector<Peer> self_send, self_recv;
   // Every direction o in {-1, 0, 1}^N except 0; `face` keeps those with one nonzero entry.
   for (int code = 0; code < ndir; ++code) {
     std::array<int, N> o{};
@@ -246,15 +275,26 @@ HaloExchange<T, N, M>::HaloExchange(const Distribution<N>& dist, Pattern pattern
     s.count = count;
     r.offset = recv_total_;
     r.count = count;
-    send_.push_back(Peer{peer, tag_base + code, send_total_, count});
-    recv_.push_back(Peer{peer, tag_base + back, recv_total_, count});
+    (peer == me ? self_send : send_).push_back(Peer{peer, tag_base + code, send_total_, count});
+    (peer == me ? self_recv : recv_).push_back(Peer{peer, tag_base + back, recv_total_, count});
     send_total_ += count;
     recv_total_ += count;
     ssegs.push_back(s);
     rsegs.push_back(r);
   }
+  // A wrap onto this rank is a device copy: match its receive to the send of the same tag.
+  for (const auto& r : self_recv)
+    for (const auto& s : self_send)
+      if (s.tag == r.tag) self_.push_back(SelfCopy{s.offset, r.offset, r.count});
+  // Messages between one pair of ranks in tag order (NCCL matches them in posting order).
+  auto by_peer = [](const Peer& a, const Peer& b) { return a.rank != b.rank ? a.rank < b.rank : a.tag < b.tag; };
+  std::sort(send_.begin(), send_.end(), by_peer);
+  std::sort(recv_.begin(), recv_.end(), by_peer);
+  nsend_segs_ = static_cast<int>(ssegs.size());
+  nrecv_segs_ = static_cast<int>(rsegs.size());
   auto upload = [](const std::vector<impl::HaloSegment<N>>& v, const char* label) {
-    Kokkos::View<impl::HaloSegment<N>*, M> dev(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), v.size());
+    Kokkos::View<impl::HaloSegment<N>*, M> dev(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)),
+                                               v.size());
     auto host = Kokkos::create_mirror_view(dev);
     for (std::size_t i = 0; i < v.size(); ++i) host(i) = v[i];
     Kokkos::deep_copy(dev, host);
@@ -263,6 +303,8 @@ HaloExchange<T, N, M>::HaloExchange(const Distribution<N>& dist, Pattern pattern
   send_segs_ = upload(ssegs, "spmd::halo::send_segments");
   recv_segs_ = upload(rsegs, "spmd::halo::recv_segments");
   requests_.reserve(send_.size() + recv_.size());
+  p2p_send_.reserve(send_.size());
+  p2p_recv_.reserve(recv_.size());
   allocate(1);
 }
 
@@ -271,7 +313,7 @@ HaloExchange<T, N, M>::~HaloExchange() {
   if (active_) {
     try {
       end();
-    } catch (...) {
+    } catch (...) {  // a destructor must not throw
     }
   }
 }
@@ -280,18 +322,17 @@ template <class T, int N, class M>
 void HaloExchange<T, N, M>::allocate(int nfields) {
   if (nfields <= capacity_) return;
   for (const auto& p : send_)
-    if (p.count * nfields > std::numeric_limits<int>::max())
+    if (p.count * nfields * static_cast<index_t>(sizeof(T)) > std::numeric_limits<int>::max())
       throw Error(impl::str("spmd::HaloExchange: a message of ", p.count * nfields,
-                            " elements is larger than MPI's int count"));
-  send_buf_ = Kokkos::View<T*, M>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::halo::send_buffer")),
-                                  static_cast<std::size_t>(send_total_ * nfields));
-  recv_buf_ = Kokkos::View<T*, M>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::halo::recv_buffer")),
-                                  static_cast<std::size_t>(recv_total_ * nfields));
-  if constexpr (staged) {
-    send_host_ = Kokkos::View<T*, staging>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::halo::send_staging")),
-                                           send_buf_.extent(0));
-    recv_host_ = Kokkos::View<T*, staging>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::halo::recv_staging")),
-                                           recv_buf_.extent(0));
+                            " elements is larger than MPI's int count of bytes"));
+  const auto ns = static_cast<std::size_t>(send_total_ * nfields), nr = static_cast<std::size_t>(recv_total_ * nfields);
+  send_buf_ = Kokkos::View<T*, M>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::halo::send_buffer")), ns);
+  recv_buf_ = Kokkos::View<T*, M>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::halo::recv_buffer")), nr);
+  if (staged_) {
+    send_host_ = Kokkos::View<T*, staging>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::halo::send_staging")), ns);
+    recv_host_ = Kokkos::View<T*, staging>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::halo::recv_staging")), nr);
   }
   capacity_ = nfields;
 }
@@ -322,27 +363,36 @@ void HaloExchange<T, N, M>::begin_impl(const array_type* const* arrays, int n) {
   nfields_ = n;
   allocate(n);
   active_ = true;
+  const execution_space exec;
+  if (backend_ == Backend::nccl) {
+    copy<true>(send_segs_, nsend_segs_, send_total_, send_buf_, "spmd::halo::pack");
+    p2p_send_.clear();
+    p2p_recv_.clear();
+    const std::size_t unit = sizeof(T) * static_cast<std::size_t>(n);
+    for (const auto& p : recv_) p2p_recv_.push_back({recv_buf_.data() + p.offset * n, p.count * unit, p.rank});
+    for (const auto& p : send_) p2p_send_.push_back({send_buf_.data() + p.offset * n, p.count * unit, p.rank});
+    impl::nccl_exchange(dist_.comm(), impl::stream_of(exec), p2p_send_.data(), static_cast<int>(p2p_send_.size()),
+                        p2p_recv_.data(), static_cast<int>(p2p_recv_.size()));
+    return;
+  }
   requests_.clear();
   MPI_Comm comm = dist_.comm().raw();
-  const auto mpi_t = std::is_arithmetic_v<T> ? mpi_type<std::conditional_t<std::is_arithmetic_v<T>, T, char>>() : MPI_BYTE;
-  const int scale = std::is_arithmetic_v<T> ? 1 : static_cast<int>(sizeof(T));
-  T* rbase = staged ? recv_host_.data() : recv_buf_.data();
+  const int unit = static_cast<int>(sizeof(T)) * n;  // bytes per point
+  char* rbase = reinterpret_cast<char*>(staged_ ? recv_host_.data() : recv_buf_.data());
   for (const auto& p : recv_) {
     MPI_Request r;
-    SPMD_MPI_CHECK(MPI_Irecv(rbase + p.offset * n, static_cast<int>(p.count * n) * scale, mpi_t, p.rank, p.tag, comm, &r),
+    SPMD_MPI_CHECK(MPI_Irecv(rbase + p.offset * unit, static_cast<int>(p.count) * unit, MPI_BYTE, p.rank, p.tag, comm, &r),
                    fn);
     requests_.push_back(r);
   }
-  copy<true>(send_segs_, static_cast<int>(send_.size()), send_total_, send_buf_, "spmd::halo::pack");
-  if constexpr (staged) {
-    Kokkos::deep_copy(execution_space(), Kokkos::subview(send_host_, std::make_pair(index_t(0), send_total_ * n)),
-                      Kokkos::subview(send_buf_, std::make_pair(index_t(0), send_total_ * n)));
-  }
-  impl::fence(execution_space(), "spmd::halo::begin before MPI_Isend");
-  T* sbase = staged ? send_host_.data() : send_buf_.data();
+  copy<true>(send_segs_, nsend_segs_, send_total_, send_buf_, "spmd::halo::pack");
+  if (staged_ && send_total_ > 0)
+    Kokkos::deep_copy(exec, range(send_host_, 0, send_total_ * n), range(send_buf_, 0, send_total_ * n));
+  impl::fence(exec, "spmd::halo::begin before MPI_Isend");
+  char* sbase = reinterpret_cast<char*>(staged_ ? send_host_.data() : send_buf_.data());
   for (const auto& p : send_) {
     MPI_Request r;
-    SPMD_MPI_CHECK(MPI_Isend(sbase + p.offset * n, static_cast<int>(p.count * n) * scale, mpi_t, p.rank, p.tag, comm, &r),
+    SPMD_MPI_CHECK(MPI_Isend(sbase + p.offset * unit, static_cast<int>(p.count) * unit, MPI_BYTE, p.rank, p.tag, comm, &r),
                    fn);
     requests_.push_back(r);
   }
@@ -353,16 +403,22 @@ void HaloExchange<T, N, M>::end() {
   const char* fn = "spmd::HaloExchange::end";
   if (!active_) throw Error(impl::str(fn, ": no exchange in progress (call begin() first)"));
   active_ = false;
-  const int nr = static_cast<int>(recv_.size());
-  SPMD_MPI_CHECK(MPI_Waitall(nr, requests_.data(), MPI_STATUSES_IGNORE), fn);
   const int n = nfields_;
-  if constexpr (staged) {
-    Kokkos::deep_copy(execution_space(), Kokkos::subview(recv_buf_, std::make_pair(index_t(0), recv_total_ * n)),
-                      Kokkos::subview(recv_host_, std::make_pair(index_t(0), recv_total_ * n)));
+  const execution_space exec;
+  const int nr = static_cast<int>(recv_.size());
+  if (backend_ == Backend::mpi) {
+    SPMD_MPI_CHECK(MPI_Waitall(nr, requests_.data(), MPI_STATUSES_IGNORE), fn);
+    if (staged_ && recv_total_ > 0)
+      Kokkos::deep_copy(exec, range(recv_buf_, 0, recv_total_ * n), range(recv_host_, 0, recv_total_ * n));
   }
-  copy<false>(recv_segs_, nr, recv_total_, recv_buf_, "spmd::halo::unpack");
-  SPMD_MPI_CHECK(MPI_Waitall(static_cast<int>(requests_.size()) - nr, requests_.data() + nr, MPI_STATUSES_IGNORE), fn);
-  impl::fence(execution_space(), "spmd::halo::end after unpack");
+  for (const auto& c : self_)  // after the staging copy, which covers the whole receive buffer
+    Kokkos::deep_copy(exec, range(recv_buf_, c.recv_offset * n, c.count * n),
+                      range(send_buf_, c.send_offset * n, c.count * n));
+  copy<false>(recv_segs_, nrecv_segs_, recv_total_, recv_buf_, "spmd::halo::unpack");
+  if (backend_ == Backend::mpi)
+    SPMD_MPI_CHECK(MPI_Waitall(static_cast<int>(requests_.size()) - nr, requests_.data() + nr, MPI_STATUSES_IGNORE),
+                   fn);
+  impl::fence(exec, "spmd::halo::end after unpack");
   for (int i = 0; i < nfields_; ++i) fields_[i] = view_type();
   nfields_ = 0;
 }

@@ -14,6 +14,7 @@
 
 #include "spmd/algorithm.hpp"
 #include "spmd/array.hpp"
+#include "spmd/backend.hpp"
 
 namespace spmd {
 
@@ -223,6 +224,39 @@ bool any_of(const Array<T, N, M>& a, const P& pred) {
 template <class T, int N, class M, class P>
 bool all_of(const Array<T, N, M>& a, const P& pred) {
   return count_if(a, pred) == a.size();
+}
+
+/// Element-wise all-reduce, in place, of a contiguous Kokkos::View in any memory space (for
+/// per-rank partial results held on the device). NCCL on its stream when the backend resolves
+/// to NCCL; otherwise MPI, directly when it can read the memory, else through a host copy.
+/// Collective.
+template <class View>
+void allreduce(const Comm& comm, const View& v, Op op, Backend backend = Backend::automatic) {
+  using M = typename View::memory_space;
+  using T = typename View::non_const_value_type;
+  static_assert(!std::is_const_v<typename View::value_type>, "spmd::allreduce: the view must be writable");
+  if (!v.span_is_contiguous())
+    throw Error(impl::str("spmd::allreduce: view '", v.label(), "' is not contiguous"), true);
+  const Backend b = impl::resolve_backend<M>(comm, backend, "spmd::allreduce");
+  typename M::execution_space exec;
+  const auto n = static_cast<std::size_t>(v.span());
+  if (b == Backend::nccl) {
+    impl::nccl_allreduce(comm, impl::stream_of(exec), v.data(), n, impl::kind_of<T>(), op);
+    impl::fence(exec, "spmd::allreduce after ncclAllReduce");
+    return;
+  }
+  if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw Error(impl::str("spmd::allreduce: ", n, " elements exceed MPI's int count"), true);
+  impl::fence(exec, "spmd::allreduce before MPI_Allreduce");
+  if (impl::host_accessible<M>() || impl::mpi_cuda_aware()) {
+    comm.allreduce(v.data(), static_cast<int>(n), op);
+    return;
+  }
+  Kokkos::View<T*, Kokkos::HostSpace> host(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::allreduce::host")), n);
+  Kokkos::View<T*, M, Kokkos::MemoryUnmanaged> flat(v.data(), n);
+  Kokkos::deep_copy(host, flat);
+  comm.allreduce(host.data(), static_cast<int>(n), op);
+  Kokkos::deep_copy(flat, host);
 }
 
 }  // namespace spmd
