@@ -1,0 +1,87 @@
+// MPI-aware Google Benchmark main: spmd::Runtime (MPI, then Kokkos), every rank runs every
+// benchmark, rank 0 alone prints and writes --benchmark_out; the other ranks report to a
+// reporter that prints nothing and never open the output file.
+#include "bench_main.hpp"
+
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "spmd/config.hpp"
+#include "spmd/runtime.hpp"
+
+namespace {
+
+spmd::Comm* g_world = nullptr;
+
+/// Swallows everything: the display reporter of ranks other than 0.
+class NullReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }  // false would skip the run
+  void ReportRuns(const std::vector<Run>&) override {}
+  void Finalize() override {}
+};
+
+/// Remove the arguments that start with `prefix` from argv.
+void strip_args(int& argc, char** argv, const char* prefix) {
+  const std::size_t len = std::strlen(prefix);
+  int out = 1;
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], prefix, len) != 0) argv[out++] = argv[i];
+  argc = out;
+  argv[argc] = nullptr;
+}
+
+}  // namespace
+
+namespace spmd::perf {
+const Comm& world() { return *g_world; }
+}  // namespace spmd::perf
+
+int main(int argc, char** argv) {
+  spmd::Runtime rt(argc, argv);
+  spmd::Comm world = rt.world();
+  g_world = &world;
+  const bool root = world.rank() == 0;
+
+  // Kokkos has read its --kokkos-* options already (Runtime leaves them in argv); Google
+  // Benchmark would call them unrecognized.
+  strip_args(argc, argv, "--kokkos-");
+  // Only rank 0 may open (and truncate) the output file. Google Benchmark accepts only the
+  // --flag=value form for string flags.
+  if (!root) strip_args(argc, argv, "--benchmark_out=");
+  // Random interleaving shuffles with std::random_device: each rank would run the benchmarks in
+  // its own order and the job would deadlock.
+  for (int i = 1; i < argc; ++i) {
+    const char* flag = "--benchmark_enable_random_interleaving";
+    const std::size_t len = std::strlen(flag);
+    if (std::strncmp(argv[i], flag, len) == 0 && std::strcmp(argv[i] + len, "=false") != 0 &&
+        std::strcmp(argv[i] + len, "=0") != 0) {
+      if (root) std::fprintf(stderr, "spmd::perf: %s is not supported under MPI (ranks would deadlock)\n", flag);
+      return 1;
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  // Every rank holds the same argv, so every rank reaches the same verdict here.
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+
+  benchmark::AddCustomContext("spmdarray", SPMD_VERSION_STRING);
+  benchmark::AddCustomContext("mpi_ranks", std::to_string(world.size()));
+  benchmark::AddCustomContext("kokkos_backend", spmd::Runtime::backend());
+  benchmark::AddCustomContext("kokkos_concurrency",
+                              std::to_string(Kokkos::DefaultExecutionSpace().concurrency()));
+  benchmark::AddCustomContext("kokkos_version", std::to_string(KOKKOS_VERSION));
+  benchmark::AddCustomContext("timing", "per iteration: fence, barrier, MPI_Wtime; MPI_MAX over ranks");
+
+  if (root) {
+    benchmark::RunSpecifiedBenchmarks();
+  } else {
+    NullReporter quiet;
+    benchmark::RunSpecifiedBenchmarks(&quiet);
+  }
+  benchmark::Shutdown();
+  g_world = nullptr;
+  return 0;
+}

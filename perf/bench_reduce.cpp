@@ -1,0 +1,93 @@
+// Collective reductions on 1-D arrays of n doubles in total (split over the ranks):
+//   BM_dot (spmd::dot), BM_norm2 (spmd::norm2), BM_sum (spmd::sum), n = 2^10, 2^12, ..., 2^26,
+//   and BM_sum_view, the same sum written directly in Kokkos + MPI, as a baseline.
+// Each is one local Kokkos parallel_reduce plus one MPI_Allreduce of a double, so small n
+// measures latency (kernel launch + allreduce) and large n measures bandwidth.
+// Byte model: 8 bytes per element per input array read (dot 16 B, norm2 8 B, sum 8 B per element).
+// Counters: GB/s (bytes / time), latency_us (time per call, slowest rank; the same as the time
+// column, in microseconds, kept as a counter so the JSON carries it by name).
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <cstdint>
+
+#include "bench_main.hpp"
+#include "spmd/array.hpp"
+#include "spmd/reduce.hpp"
+
+namespace {
+
+constexpr double kA = 1.0, kB = 2.0;
+
+template <class Call>
+void run_reduce(benchmark::State& state, int inputs, Call&& call, double expect) {
+  const spmd::index_t n = state.range(0);
+  double result = 0;
+  spmd::perf::ManualTimer timer(state);
+  for (auto _ : state) {
+    timer([&] { result = call(); });
+    benchmark::DoNotOptimize(result);
+  }
+  // Every rank gets the same result from a collective reduction: the check agrees by itself.
+  const bool ok = std::abs(result - expect) <= 1e-12 * std::abs(expect);
+  spmd::perf::check_all(state, ok, "wrong reduction result");
+  state.counters["GB/s"] = timer.rate(8.0 * inputs * static_cast<double>(n));
+  state.counters["latency_us"] = timer.mean_us();
+  state.counters["elements"] = static_cast<double>(n);
+}
+
+spmd::Distribution<1> make_dist(benchmark::State& state) {
+  return spmd::Distribution<1>(spmd::perf::world(), spmd::Index<1>{state.range(0)});
+}
+
+void BM_dot(benchmark::State& state) {
+  const auto dist = make_dist(state);
+  const auto a = spmd::full<double>(dist, kA, "spmd::perf::reduce::a");
+  const auto b = spmd::full<double>(dist, kB, "spmd::perf::reduce::b");
+  run_reduce(state, 2, [&] { return spmd::dot(a, b); }, kA * kB * static_cast<double>(dist.size()));
+}
+
+void BM_norm2(benchmark::State& state) {
+  const auto dist = make_dist(state);
+  const auto a = spmd::full<double>(dist, kB, "spmd::perf::reduce::a");
+  run_reduce(state, 1, [&] { return spmd::norm2(a); }, kB * std::sqrt(static_cast<double>(dist.size())));
+}
+
+void BM_sum(benchmark::State& state) {
+  const auto dist = make_dist(state);
+  const auto a = spmd::full<double>(dist, kB, "spmd::perf::reduce::a");
+  run_reduce(state, 1, [&] { return spmd::sum(a); }, kB * static_cast<double>(dist.size()));
+}
+
+// Baseline for BM_sum: a plain Kokkos::parallel_reduce over a Kokkos::View of the same per-rank
+// length, then the same MPI_Allreduce, so the cost of the library's layers shows as a ratio.
+void BM_sum_view(benchmark::State& state) {
+  const spmd::Comm& comm = spmd::perf::world();
+  const spmd::index_t n = state.range(0);
+  const spmd::index_t len = spmd::impl::block_extent(n, comm.size(), comm.rank());
+  Kokkos::View<double*> a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::perf::reduce::view_a"),
+                          static_cast<std::size_t>(len));
+  Kokkos::deep_copy(a, kB);
+  const auto policy = Kokkos::RangePolicy<>(0, static_cast<std::int64_t>(len));
+  const auto body = KOKKOS_LAMBDA(const std::int64_t i, double& acc) { acc += a(i); };
+  run_reduce(
+      state, 1,
+      [&] {
+        double local = 0;
+        Kokkos::parallel_reduce("spmd::perf::reduce::sum_view", policy, body, local);
+        return comm.allreduce(local, spmd::Op::sum);
+      },
+      kB * static_cast<double>(n));
+}
+
+void reduce_sizes(benchmark::internal::Benchmark* b) {
+  b->RangeMultiplier(4)->Range(std::int64_t(1) << 10, std::int64_t(1) << 26)->ArgName("n");
+  b->UseManualTime()->Unit(benchmark::kMicrosecond);
+}
+
+}  // namespace
+
+BENCHMARK(BM_dot)->Apply(reduce_sizes);
+BENCHMARK(BM_norm2)->Apply(reduce_sizes);
+BENCHMARK(BM_sum)->Apply(reduce_sizes);
+BENCHMARK(BM_sum_view)->Apply(reduce_sizes);

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# On the CPU machine: prepare .carry/ (git-ignored) for a GPU run (scripts/gpu/run.sh there).
+#   .carry/kokkos-src.tgz           Kokkos + Kokkos Kernels 3.4.1 sources (unpatched; ~3.5 MB)
+#   .carry/kokkos-cuda-install.tgz  the patched CUDA/Hopper Kokkos install, when one was built
+#                                   here or brought back from an earlier GPU run (skips the build)
+#   .carry/header-deps.tgz          CLI11 and nlohmann_json (header-only; not on the GPU image)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cache=${SPMD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/spmdarray}
+carry="$root/.carry"
+mkdir -p "$carry"
+"$root/scripts/fetch-kokkos-source.sh" "$cache/src" --tgz "$carry/kokkos-src.tgz"
+install="$cache/kokkos-3.4.1-cuda-hopper"
+if [[ -f "$install/.complete" ]]; then
+  tar -czf "$carry/kokkos-cuda-install.tgz" -C "$install" .
+  echo "[spmd bundle] CUDA Kokkos install: $(du -h "$carry/kokkos-cuda-install.tgz" | cut -f1)" >&2
+fi
+tmp=$(mktemp -d)
+mkdir -p "$tmp/include" "$tmp/share/cmake"
+cp -r /usr/include/CLI /usr/include/nlohmann "$tmp/include/"
+cp -r /usr/share/cmake/CLI11 /usr/share/cmake/nlohmann_json "$tmp/share/cmake/"
+tar -czf "$carry/header-deps.tgz" -C "$tmp" include share
+rm -rf "$tmp"
+du -sh "$carry"/* >&2
