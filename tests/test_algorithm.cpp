@@ -8,7 +8,9 @@ using spmd::index_t;
 using spmd::testing::host_array;
 using spmd::testing::world;
 
-TEST(Algorithm, ForEachSeesGlobalIndices) {
+namespace algorithm_tests {
+// In a free function: CUDA does not allow KOKKOS_LAMBDA inside gtest's (private) TestBody.
+void ForEachSeesGlobalIndices() {
   Distribution<3> d(world(), {5, 7, 3}, spmd::halo(1));
   auto a = spmd::zeros<double>(d);
   auto acc = a.accessor();
@@ -16,8 +18,12 @@ TEST(Algorithm, ForEachSeesGlobalIndices) {
   auto ref = host_array<3>(d.shape(), [](const Index<3>& g) { return 100.0 * g[0] + 10.0 * g[1] + g[2]; });
   EXPECT_EQ(spmd::allgather(a), ref);
 }
+}  // namespace algorithm_tests
+TEST(Algorithm, ForEachSeesGlobalIndices) { algorithm_tests::ForEachSeesGlobalIndices(); }
 
-TEST(Algorithm, ForEachOverARegion) {
+namespace algorithm_tests {
+// In a free function: CUDA does not allow KOKKOS_LAMBDA inside gtest's (private) TestBody.
+void ForEachOverARegion() {
   // Interior update only: the boundary ring keeps its value (the heat app relies on this).
   Distribution<2> d(world(), {8, 6});
   auto a = spmd::full(d, -1.0);
@@ -29,8 +35,12 @@ TEST(Algorithm, ForEachOverARegion) {
   });
   EXPECT_EQ(spmd::allgather(a), ref);
 }
+}  // namespace algorithm_tests
+TEST(Algorithm, ForEachOverARegion) { algorithm_tests::ForEachOverARegion(); }
 
-TEST(Algorithm, TransformWithOneTwoThreeInputsAndInPlace) {
+namespace algorithm_tests {
+// In a free function: CUDA does not allow KOKKOS_LAMBDA inside gtest's (private) TestBody.
+void TransformWithOneTwoThreeInputsAndInPlace() {
   Distribution<2> d(world(), {7, 5}, spmd::halo(1));
   Distribution<2> d0 = d.with_halo({0, 0});
   auto x = spmd::zeros<double>(d), y = spmd::zeros<double>(d0), z = spmd::zeros<double>(d), out = spmd::zeros<double>(d);
@@ -65,8 +75,12 @@ TEST(Algorithm, TransformWithOneTwoThreeInputsAndInPlace) {
   spmd::copy(y, x);  // different halo widths
   EXPECT_EQ(spmd::allgather(y), ref);
 }
+}  // namespace algorithm_tests
+TEST(Algorithm, TransformWithOneTwoThreeInputsAndInPlace) { algorithm_tests::TransformWithOneTwoThreeInputsAndInPlace(); }
 
-TEST(Algorithm, TransformChangesType) {
+namespace algorithm_tests {
+// In a free function: CUDA does not allow KOKKOS_LAMBDA inside gtest's (private) TestBody.
+void TransformChangesType() {
   auto a = spmd::arange<int>(world(), 11);
   auto b = spmd::zeros<double>(a.distribution());
   spmd::transform(b, KOKKOS_LAMBDA(int v) { return 0.5 * v; }, a);
@@ -74,3 +88,5 @@ TEST(Algorithm, TransformChangesType) {
   for (int i = 0; i < 11; ++i) ref[i] = 0.5 * i;
   EXPECT_EQ(spmd::allgather(b), ref);
 }
+}  // namespace algorithm_tests
+TEST(Algorithm, TransformChangesType) { algorithm_tests::TransformChangesType(); }

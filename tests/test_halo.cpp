@@ -13,17 +13,26 @@ using spmd::testing::world;
 namespace {
 constexpr double sentinel = -12345.0;
 
-/// Fill owned points with pattern_value(g) (+ shift) and the halo with the sentinel.
+/// Writes pattern_value(g) + shift at every owned global index g (a functor: device lambdas
+/// cannot be generic).
 template <int N>
-void prepare(const Array<double, N>& a, double shift = 0.0) {
-  a.fill(sentinel);
-  auto acc = a.accessor();
-  spmd::for_each(a, KOKKOS_LAMBDA(auto... g) {
+struct PatternFill {
+  spmd::GlobalAccess<typename Array<double, N>::view_type, N> acc;
+  double shift;
+  template <class... I>
+  KOKKOS_INLINE_FUNCTION void operator()(I... g) const {
     const index_t idx[N] = {g...};
     double v = 0;
     for (int d = 0; d < N; ++d) v = v * 100.0 + static_cast<double>(idx[d]) + 1.0;
     acc(g...) = v + shift;
-  });
+  }
+};
+
+/// Fill owned points with pattern_value(g) (+ shift) and the halo with the sentinel.
+template <int N>
+void prepare(const Array<double, N>& a, double shift = 0.0) {
+  a.fill(sentinel);
+  spmd::for_each(a, PatternFill<N>{a.accessor(), shift});
   Kokkos::fence();
 }
 

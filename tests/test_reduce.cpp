@@ -31,7 +31,9 @@ Index<N> unflatten(index_t lin, const Index<N>& shape) {
 double rel(double a, double b) { return std::abs(a - b) / std::max(1.0, std::abs(b)); }
 }  // namespace
 
-TEST(Reduce, AllReductionsAgainstSerial2D) {
+namespace reduce_tests {
+// In a free function: CUDA does not allow KOKKOS_LAMBDA inside gtest's (private) TestBody.
+void AllReductionsAgainstSerial2D() {
   const Index<2> shape{9, 7};
   // Values with a known pattern; a few negative, irrational-ish.
   auto ref = host_array<2>(shape, [](const Index<2>& g) { return std::sin(0.7 * g[0] + 1.3 * g[1]) * (1 + g[0]); });
@@ -65,6 +67,8 @@ TEST(Reduce, AllReductionsAgainstSerial2D) {
   EXPECT_FALSE(spmd::all_of(a, KOKKOS_LAMBDA(double v) { return v > 0; }));
   EXPECT_TRUE(spmd::all_of(b, KOKKOS_LAMBDA(double v) { return v > 0; }));
 }
+}  // namespace reduce_tests
+TEST(Reduce, AllReductionsAgainstSerial2D) { reduce_tests::AllReductionsAgainstSerial2D(); }
 
 TEST(Reduce, ArgminArgmaxTiesGoToTheLowestIndex) {
   // The minimum (-5) appears at flat indices 3, 10 and 17 and the maximum (9) at 2 and 16: with
@@ -109,7 +113,9 @@ TEST(Reduce, FourDimensionsAndEmptyRanks) {
   EXPECT_EQ(spmd::argmax(one), (Index<1>{0}));
 }
 
-TEST(Reduce, AllreduceOfDeviceViewsWithEachBackend) {
+namespace reduce_tests {
+// In a free function: CUDA does not allow KOKKOS_LAMBDA inside gtest's (private) TestBody.
+void AllreduceOfDeviceViewsWithEachBackend() {
   const int p = world().size(), r = world().rank();
   for (spmd::Backend b : spmd::testing::backends()) {
     Kokkos::View<double*> v("spmd::test::partials", 5);
@@ -127,8 +133,12 @@ TEST(Reduce, AllreduceOfDeviceViewsWithEachBackend) {
     for (int i = 0; i < 3; ++i) EXPECT_EQ(hw(i), static_cast<long long>(p) * (i + 1)) << spmd::to_string(b);
   }
 }
+}  // namespace reduce_tests
+TEST(Reduce, AllreduceOfDeviceViewsWithEachBackend) { reduce_tests::AllreduceOfDeviceViewsWithEachBackend(); }
 
-TEST(Reduce, ZeroSizeArrays) {
+namespace reduce_tests {
+// In a free function: CUDA does not allow KOKKOS_LAMBDA inside gtest's (private) TestBody.
+void ZeroSizeArrays() {
   auto e = spmd::zeros<double>(world(), {0, 3});
   EXPECT_EQ(spmd::sum(e), 0.0);
   EXPECT_EQ(spmd::prod(e), 1.0);
@@ -140,3 +150,5 @@ TEST(Reduce, ZeroSizeArrays) {
   SPMD_EXPECT_COLLECTIVE_ERROR(spmd::argmax(e), "zero-size");
   SPMD_EXPECT_COLLECTIVE_ERROR(spmd::mean(e), "zero-size");
 }
+}  // namespace reduce_tests
+TEST(Reduce, ZeroSizeArrays) { reduce_tests::ZeroSizeArrays(); }
