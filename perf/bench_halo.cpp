@@ -2,15 +2,23 @@
 //   BM_halo2d/<face|box>: n x n doubles in total, n = 1024, 4096
 //   BM_halo3d/<face|box>: n^3 doubles in total, n = 128, 256
 // each with non-periodic and periodic boundaries (periodic:1 gives every rank 2N (face) or
-// 3^N - 1 (box) neighbours, itself included, so the single-rank run moves data too).
+// 3^N - 1 (box) neighbour directions; where a direction wraps onto the rank itself the plan
+// copies locally instead of messaging, so the single-rank periodic run still moves data).
 // The process grid is Distribution's automatic choice for the rank count.
 //
-// Byte model: bytes = halo points this rank sends per exchange * 8 (the same number arrive);
-// the counter reports the largest over the ranks. GB/s = bytes / time (time of the slowest rank;
-// pack, MPI and unpack included). A rank with no neighbour moves 0 bytes: at one rank without
-// periodic boundaries the time is the cost of an empty exchange.
+// Byte model, per rank and exchange (each counter is the largest over the ranks):
+//   bytes_per_rank      halo points this rank's exchange fills * 8 (periodic wraps onto itself
+//                       included); the same number of owned points is read and packed
+//   mpi_bytes_per_rank  the part of it that comes from other ranks through MPI
+//   messages_per_rank   MPI messages this rank sends per exchange (one per direction whose
+//                       neighbour is another rank; 2 ranks on a periodic axis exchange 2)
+//   GB/s                bytes_per_rank / time (time of the slowest rank; pack, MPI, local wrap
+//                       copies and unpack included)
+// A rank with no neighbour moves 0 bytes: at one rank without periodic boundaries the time is
+// the cost of an empty exchange.
 #include <Kokkos_Core.hpp>
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -19,6 +27,30 @@
 #include "spmd/halo.hpp"
 
 namespace {
+
+/// Halo points one exchange fills on this rank: for every direction o in {-1, 0, 1}^N (face: one
+/// nonzero entry) that has a neighbour (possibly this rank, across a periodic axis), the owned
+/// extent along axes where o is 0 times the halo width along the others. Local.
+template <int N>
+spmd::index_t halo_points(const spmd::Distribution<N>& dist, spmd::Pattern pattern) {
+  int ndir = 1;
+  for (int d = 0; d < N; ++d) ndir *= 3;
+  spmd::index_t total = 0;
+  for (int code = 0; code < ndir; ++code) {
+    std::array<int, N> o{};
+    int c = code, nonzero = 0;
+    for (int d = 0; d < N; ++d) {
+      o[d] = c % 3 - 1;
+      c /= 3;
+      nonzero += o[d] != 0;
+    }
+    if (nonzero == 0 || (pattern == spmd::Pattern::face && nonzero > 1) || dist.neighbor(o) < 0) continue;
+    spmd::index_t count = 1;
+    for (int d = 0; d < N; ++d) count *= o[d] == 0 ? dist.owned().extent(d) : dist.halo()[d];
+    total += count;
+  }
+  return total;
+}
 
 template <int N>
 void run_halo(benchmark::State& state, spmd::Pattern pattern) {
@@ -30,17 +62,19 @@ void run_halo(benchmark::State& state, spmd::Pattern pattern) {
   const auto dist = periodic ? spmd::Distribution<N>(comm, shape, spmd::halo(1), spmd::periodic())
                              : spmd::Distribution<N>(comm, shape, spmd::halo(1));
   const auto a = spmd::full<double>(dist, 1.0, "spmd::perf::halo::a");
-  // A plan of our own, only to count what one exchange moves (the Array keeps its plan private).
+  // A plan of our own, only to count what goes through MPI (the Array keeps its plan private).
   const spmd::HaloExchange<double, N> probe(dist, pattern);
-  const double bytes = static_cast<double>(comm.allreduce(probe.send_points(), spmd::Op::max)) * sizeof(double);
-  const int neighbors = comm.allreduce(probe.num_neighbors(), spmd::Op::max);
+  const double mpi_bytes = static_cast<double>(comm.allreduce(probe.send_points(), spmd::Op::max)) * sizeof(double);
+  const int messages = comm.allreduce(probe.num_neighbors(), spmd::Op::max);  // sends to other ranks
+  const double bytes = static_cast<double>(comm.allreduce(halo_points(dist, pattern), spmd::Op::max)) * sizeof(double);
 
   a.exchange_halo(pattern);  // builds the array's plan outside the timed loop
   spmd::perf::ManualTimer timer(state);
   for (auto _ : state) timer([&] { a.exchange_halo(pattern); });
 
   state.counters["bytes_per_rank"] = bytes;
-  state.counters["neighbors"] = neighbors;
+  state.counters["mpi_bytes_per_rank"] = mpi_bytes;
+  state.counters["messages_per_rank"] = messages;
   state.counters["GB/s"] = timer.rate(bytes);
   std::string grid = "grid ";
   for (int d = 0; d < N; ++d) grid += (d ? "x" : "") + std::to_string(dist.dims()[d]);

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -16,12 +17,20 @@ namespace {
 
 spmd::Comm* g_world = nullptr;
 
-/// Swallows everything: the display reporter of ranks other than 0.
+/// Swallows everything, messages on its error stream included ("Failed to match any
+/// benchmarks ..."): the display reporter of ranks other than 0.
 class NullReporter : public benchmark::BenchmarkReporter {
  public:
+  NullReporter() {
+    SetOutputStream(&sink_);
+    SetErrorStream(&sink_);
+  }
   bool ReportContext(const Context&) override { return true; }  // false would skip the run
   void ReportRuns(const std::vector<Run>&) override {}
   void Finalize() override {}
+
+ private:
+  std::ostream sink_{nullptr};  // no stream buffer: writes are discarded
 };
 
 /// Remove the arguments that start with `prefix` from argv.
@@ -32,6 +41,18 @@ void strip_args(int& argc, char** argv, const char* prefix) {
     if (std::strncmp(argv[i], prefix, len) != 0) argv[out++] = argv[i];
   argc = out;
   argv[argc] = nullptr;
+}
+
+/// True when a boolean Google Benchmark flag is given as --flag or --flag=<anything but false/0>.
+bool bool_flag_set(int argc, char** argv, const char* flag) {
+  const std::size_t len = std::strlen(flag);
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], flag, len) != 0) continue;
+    const char* rest = argv[i] + len;
+    if (*rest == '\0') return true;
+    if (*rest == '=' && std::strcmp(rest, "=false") != 0 && std::strcmp(rest, "=0") != 0) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -54,15 +75,14 @@ int main(int argc, char** argv) {
   if (!root) strip_args(argc, argv, "--benchmark_out=");
   // Random interleaving shuffles with std::random_device: each rank would run the benchmarks in
   // its own order and the job would deadlock.
-  for (int i = 1; i < argc; ++i) {
-    const char* flag = "--benchmark_enable_random_interleaving";
-    const std::size_t len = std::strlen(flag);
-    if (std::strncmp(argv[i], flag, len) == 0 && std::strcmp(argv[i] + len, "=false") != 0 &&
-        std::strcmp(argv[i] + len, "=0") != 0) {
-      if (root) std::fprintf(stderr, "spmd::perf: %s is not supported under MPI (ranks would deadlock)\n", flag);
-      return 1;
-    }
+  if (bool_flag_set(argc, argv, "--benchmark_enable_random_interleaving")) {
+    if (root)
+      std::fprintf(stderr, "spmd::perf: --benchmark_enable_random_interleaving is not supported under MPI "
+                           "(each rank would shuffle differently and the job would deadlock)\n");
+    return 1;
   }
+  // With --benchmark_list_tests Google Benchmark prints the names itself; let rank 0 alone do it.
+  const bool list_only = bool_flag_set(argc, argv, "--benchmark_list_tests");
   benchmark::Initialize(&argc, argv);
   // Every rank holds the same argv, so every rank reaches the same verdict here.
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
@@ -77,7 +97,7 @@ int main(int argc, char** argv) {
 
   if (root) {
     benchmark::RunSpecifiedBenchmarks();
-  } else {
+  } else if (!list_only) {
     NullReporter quiet;
     benchmark::RunSpecifiedBenchmarks(&quiet);
   }

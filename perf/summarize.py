@@ -73,16 +73,18 @@ def main(argv):
             cvtext = "%.1f%%" % (100 * cv["real_time"]) if cv else "-"
             print("| %s | %s %s | %s | %s |" % (name.replace("/manual_time", ""), fmt(med["real_time"]),
                                                med["time_unit"], cvtext, ctext))
-            m = re.match(r"BM_triad_(array|view)/n:(\d+)", name)
+            m = re.match(r"BM_(?:triad_)?(array|view|copy_view)/n:(\d+)", name)
             if m and "GB/s" in counters:
                 triad.setdefault(int(m.group(2)), {})[m.group(1)] = counters["GB/s"]
         if triad:
-            print("\n| n | array GB/s | view GB/s | array/view |")
-            print("|---|---|---|---|")
+            print("\n| n | array GB/s | view GB/s | copy GB/s | array/view | array/copy |")
+            print("|---|---|---|---|---|---|")
             for n, v in sorted(triad.items()):
                 if "array" in v and "view" in v:
-                    print("| 2^%d | %.1f | %.1f | %.2f |" % (n.bit_length() - 1, v["array"], v["view"],
-                                                          v["array"] / v["view"]))
+                    copy = v.get("copy_view")
+                    print("| 2^%d | %.1f | %.1f | %s | %.2f | %s |" % (
+                        n.bit_length() - 1, v["array"], v["view"], "%.1f" % copy if copy else "-",
+                        v["array"] / v["view"], "%.2f" % (v["array"] / copy) if copy else "-"))
     return 0
 
 

@@ -119,6 +119,12 @@ Runtime::Runtime(int& argc, char**& argv) {
   kargv.push_back(nullptr);
   int kargc = static_cast<int>(storage.size());
   Kokkos::initialize(kargc, kargv.data());
+  // Kokkos has read its options: the application's argv no longer holds them.
+  int out = 1;
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--kokkos-", 9) != 0) argv[out++] = argv[i];
+  argc = out;
+  argv[argc] = nullptr;
 }
 
 Runtime::~Runtime() {

@@ -208,6 +208,19 @@ TEST(Halo, BackendChoice) {
   }
 }
 
+TEST(Halo, OneMessagePerNeighbourRank) {
+  // A periodic ring: 2 neighbour ranks (one when p = 2: both directions reach the same rank and
+  // travel as one message; none when p = 1: the wrap is a local copy).
+  const int p = world().size();
+  Distribution<1> ring(world(), {8 * p}, spmd::halo(1), spmd::periodic());
+  spmd::HaloExchange<double, 1> plan(ring, Pattern::face);
+  EXPECT_EQ(plan.num_neighbors(), p == 1 ? 0 : (p == 2 ? 1 : 2));
+  // 3-D box, periodic everywhere: at most p - 1 other ranks, however many of the 26 directions.
+  Distribution<3> cube(world(), {6, 6, 6}, spmd::halo(1), spmd::periodic());
+  spmd::HaloExchange<double, 3> box(cube, Pattern::box);
+  EXPECT_LE(box.num_neighbors(), p - 1);
+}
+
 TEST(Halo, ZeroWidthIsANoOp) {
   auto a = spmd::zeros<double>(world(), {5, 5});
   prepare(a);

@@ -164,8 +164,7 @@ class Array {
   }
 
   struct Shared {
-    std::shared_ptr<HaloExchange<T, N, MemorySpace>> halo;
-    Pattern pattern = Pattern::box;
+    std::shared_ptr<HaloExchange<T, N, MemorySpace>> face, box;  // built on first use of each
   };
   std::shared_ptr<HaloExchange<T, N, MemorySpace>> default_halo(Pattern p) const;
 

@@ -9,7 +9,8 @@
 ///   Backend::nccl  NCCL send/recv and all-reduce on the execution space's stream (device data
 ///                  only; needs SPMD_ENABLE_NCCL and one GPU per rank).
 ///   Backend::automatic  NCCL for device data when the build has it and it is usable, else MPI.
-///                  SPMD_BACKEND=mpi|nccl in the environment overrides the automatic choice.
+///                  SPMD_BACKEND=mpi in the environment forces MPI; SPMD_BACKEND=nccl forces NCCL
+///                  for device data (an error where NCCL cannot run) and leaves host data on MPI.
 
 #include <Kokkos_Core.hpp>
 
@@ -90,9 +91,14 @@ constexpr bool host_accessible() {
 /// NCCL communicator); throws the same error everywhere for an impossible request.
 template <class MemorySpace>
 Backend resolve_backend(const Comm& comm, Backend requested, const char* fn) {
-  if (requested == Backend::automatic) requested = env_backend();
-  if (requested == Backend::mpi) return Backend::mpi;
   const bool device = !host_accessible<MemorySpace>();
+  if (requested == Backend::automatic) {
+    // SPMD_BACKEND=mpi forces MPI; =nccl forces NCCL for device data (host data stays on MPI).
+    const Backend env = env_backend();
+    if (env == Backend::mpi || (env == Backend::nccl && !device)) return Backend::mpi;
+    requested = env;
+  }
+  if (requested == Backend::mpi) return Backend::mpi;
   if (requested == Backend::nccl) {
     if (!SPMD_HAVE_NCCL)
       throw Error(std::string(fn) + ": Backend::nccl requested, but spmdarray was built without NCCL "

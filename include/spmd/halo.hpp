@@ -48,10 +48,13 @@ struct HaloSegment {
   Kokkos::Array<int, N> ext;  // extents
   index_t offset;             // first point in the concatenation of all segments
   index_t count;              // number of points
+  index_t source;             // unpack only: -1, or the send-buffer offset of a wrap onto this rank
 };
 
 /// Copies the points of all segments of all fields between storage and a buffer, one kernel.
-/// Buffer layout: segment s of field f at buf[nf * offset_s + f * count_s + k].
+/// Buffer layout: segment s of field f at buf[nf * offset_s + f * count_s + k]. When unpacking,
+/// a segment whose data wraps onto this rank (periodic axis, one rank along it) reads straight
+/// from the send buffer (`other`) instead of a message.
 template <class View, int N, int MaxFields, bool Pack>
 struct HaloCopy {
   using T = typename View::non_const_value_type;
@@ -61,6 +64,7 @@ struct HaloCopy {
   int nsegs;
   index_t total;
   Kokkos::View<T*, typename View::memory_space> buf;
+  Kokkos::View<T*, typename View::memory_space> other;
 
   KOKKOS_INLINE_FUNCTION void operator()(const index_t p) const {
     const int f = static_cast<int>(p / total);
@@ -74,14 +78,40 @@ struct HaloCopy {
       idx[d] = g.lo[d] + static_cast<int>(k % g.ext[d]);
       k /= g.ext[d];
     }
-    const index_t at = nfields * g.offset + f * g.count + (q - g.offset);
-    if constexpr (Pack) buf(at) = element(fields[f], idx, std::make_index_sequence<N>{});
-    else element(fields[f], idx, std::make_index_sequence<N>{}) = buf(at);
+    if constexpr (Pack) {
+      buf(nfields * g.offset + f * g.count + (q - g.offset)) = element(fields[f], idx, std::make_index_sequence<N>{});
+    } else {
+      const bool wrap = g.source >= 0;
+      const index_t at = nfields * (wrap ? g.source : g.offset) + f * g.count + (q - g.offset);
+      element(fields[f], idx, std::make_index_sequence<N>{}) = wrap ? other(at) : buf(at);
+    }
   }
   template <std::size_t... D>
   KOKKOS_FORCEINLINE_FUNCTION static T& element(const View& v, const Kokkos::Array<int, N>& i,
                                                 std::index_sequence<D...>) {
     return v(i[D]...);
+  }
+};
+/// Copies one segment of one field between storage and a buffer, iterating the segment's box
+/// (used on host execution spaces, where the fused kernel's per-point index arithmetic costs
+/// more than the copy itself).
+template <class View, int N, bool Pack>
+struct SegmentCopy {
+  using T = typename View::non_const_value_type;
+  View field;
+  Kokkos::View<T*, typename View::memory_space> buf;
+  index_t base;                     // buffer position of the segment's first point
+  Kokkos::Array<int, N> lo;         // first storage index
+  Kokkos::Array<index_t, N> stride;  // row-major strides of the segment's extents
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
+    apply(std::make_index_sequence<N>{}, i...);
+  }
+  template <std::size_t... D, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void apply(std::index_sequence<D...>, I... i) const {
+    const index_t at = base + ((static_cast<index_t>(i) * stride[D]) + ...);
+    if constexpr (Pack) buf(at) = field((lo[D] + i)...);
+    else field((lo[D] + i)...) = buf(at);
   }
 };
 }  // namespace impl
@@ -123,7 +153,7 @@ class HaloExchange {
   }
   /// True between begin() and end(). Local.
   bool in_progress() const { return active_; }
-  /// Number of other ranks this rank sends to (self-wraps on periodic axes are local copies). Local.
+  /// Number of messages this rank sends per exchange (wraps onto itself are no messages). Local.
   int num_neighbors() const { return static_cast<int>(send_.size()); }
   /// Elements this rank sends per array per exchange (to other ranks). Local.
   index_t send_points() const {
@@ -148,14 +178,11 @@ class HaloExchange {
     index_t offset;  // in points, into the plan's send (or receive) concatenation
     index_t count;
   };
-  struct SelfCopy {
-    index_t send_offset, recv_offset, count;
-  };
   void begin_impl(const array_type* const* arrays, int n);
   void allocate(int nfields);
   template <bool Pack>
-  void copy(Kokkos::View<const impl::HaloSegment<N>*, MemorySpace> segs, int nsegs, index_t total,
-            Kokkos::View<T*, MemorySpace> buf, const char* label);
+  void copy(const std::vector<impl::HaloSegment<N>>& host_segs, Kokkos::View<const impl::HaloSegment<N>*, MemorySpace> segs,
+            index_t total, Kokkos::View<T*, MemorySpace> buf, Kokkos::View<T*, MemorySpace> other, const char* label);
   template <class V>
   static auto range(const V& v, index_t first, index_t count) {
     return Kokkos::subview(v, std::make_pair(first, first + count));
@@ -166,9 +193,8 @@ class HaloExchange {
   std::array<int, N> width_{};
   Backend backend_ = Backend::mpi;
   bool staged_ = false;
-  std::vector<Peer> send_, recv_;  // other ranks, sorted by (rank, tag)
-  std::vector<SelfCopy> self_;     // periodic wrap onto this rank
-  int nsend_segs_ = 0, nrecv_segs_ = 0;
+  std::vector<Peer> send_, recv_;  // one message per other rank (all its segments, contiguous)
+  std::vector<impl::HaloSegment<N>> send_segs_host_, recv_segs_host_;
   Kokkos::View<impl::HaloSegment<N>*, MemorySpace> send_segs_, recv_segs_;
   index_t send_total_ = 0, recv_total_ = 0;
   int capacity_ = 0;  // fields the buffers hold
@@ -234,13 +260,19 @@ HaloExchange<T, N, M>::HaloExchange(const Distribution<N>& dist, Pattern pattern
   staged_ = backend_ == Backend::mpi && !impl::host_accessible<M>() && !impl::mpi_cuda_aware();
   int ndir = 1;
   for (int d = 0; d < N; ++d) ndir *= 3;
-  const int tag_base = dist.comm().reserve_tags(ndir);
+  // One message per ordered pair of ranks per exchange: a single tag serves the whole plan.
+  const int tag = dist.comm().reserve_tags(1);
   const int me = dist.comm().rank();
 
   const Box<N>& own = dist.owned();
   const auto& h = dist.halo();
-  std::vector<impl::HaloSegment<N>> ssegs, rsegs;
-  std::vector<Peer> self_send, self_recv;
+  // Segment to send towards direction o, and segment to fill from that direction. `code` is o's
+  // number; `back` the number of -o, i.e. the direction the matching data was sent in.
+  struct Pending {
+    int peer, order;
+    impl::HaloSegment<N> seg;
+  };
+  std::vector<Pending> outs, ins;
   // Every direction o in {-1, 0, 1}^N except 0; `face` keeps those with one nonzero entry.
   for (int code = 0; code < ndir; ++code) {
     std::array<int, N> o{};
@@ -268,30 +300,43 @@ HaloExchange<T, N, M>::HaloExchange(const Distribution<N>& dist, Pattern pattern
       count *= s.ext[d];
     }
     if (count == 0) continue;  // the neighbour computes the same (same geometry) and skips too
-    // Tag of a message: the direction it travels in. We receive what the peer sent towards -o.
     int back = 0;
     for (int d = N - 1; d >= 0; --d) back = back * 3 + (-o[d] + 1);
-    s.offset = send_total_;
-    s.count = count;
-    r.offset = recv_total_;
-    r.count = count;
-    (peer == me ? self_send : send_).push_back(Peer{peer, tag_base + code, send_total_, count});
-    (peer == me ? self_recv : recv_).push_back(Peer{peer, tag_base + back, recv_total_, count});
-    send_total_ += count;
-    recv_total_ += count;
-    ssegs.push_back(s);
-    rsegs.push_back(r);
+    s.count = r.count = count;
+    s.source = r.source = -1;
+    outs.push_back(Pending{peer, code, s});
+    ins.push_back(Pending{peer, back, r});
   }
-  // A wrap onto this rank is a device copy: match its receive to the send of the same tag.
-  for (const auto& r : self_recv)
-    for (const auto& s : self_send)
-      if (s.tag == r.tag) self_.push_back(SelfCopy{s.offset, r.offset, r.count});
-  // Messages between one pair of ranks in tag order (NCCL matches them in posting order).
-  auto by_peer = [](const Peer& a, const Peer& b) { return a.rank != b.rank ? a.rank < b.rank : a.tag < b.tag; };
-  std::sort(send_.begin(), send_.end(), by_peer);
-  std::sort(recv_.begin(), recv_.end(), by_peer);
-  nsend_segs_ = static_cast<int>(ssegs.size());
-  nrecv_segs_ = static_cast<int>(rsegs.size());
+  // Sender and receiver order one pair's segments alike: by the direction the data travels in
+  // (the sender's `code`, which is the receiver's `back`). Then each peer's segments are
+  // contiguous in the buffers and travel as one message.
+  auto by_peer = [](const Pending& a, const Pending& b) {
+    return a.peer != b.peer ? a.peer < b.peer : a.order < b.order;
+  };
+  std::sort(outs.begin(), outs.end(), by_peer);
+  std::sort(ins.begin(), ins.end(), by_peer);
+  auto layout = [&](std::vector<Pending>& list, std::vector<Peer>& messages, index_t& total) {
+    for (auto& p : list) {
+      p.seg.offset = total;
+      total += p.seg.count;
+      if (p.peer == me) continue;
+      if (!messages.empty() && messages.back().rank == p.peer) messages.back().count += p.seg.count;
+      else messages.push_back(Peer{p.peer, tag, p.seg.offset, p.seg.count});
+    }
+  };
+  layout(outs, send_, send_total_);
+  layout(ins, recv_, recv_total_);
+  // A wrap onto this rank is no message: its receive segment unpacks straight from the send
+  // buffer, at the send segment of the same direction.
+  for (auto& r : ins)
+    if (r.peer == me)
+      for (const auto& s : outs)
+        if (s.peer == me && s.order == r.order) r.seg.source = s.seg.offset;
+  std::vector<impl::HaloSegment<N>> ssegs, rsegs;
+  for (const auto& p : outs) ssegs.push_back(p.seg);
+  for (const auto& p : ins) rsegs.push_back(p.seg);
+  send_segs_host_ = ssegs;
+  recv_segs_host_ = rsegs;
   auto upload = [](const std::vector<impl::HaloSegment<N>>& v, const char* label) {
     Kokkos::View<impl::HaloSegment<N>*, M> dev(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)),
                                                v.size());
@@ -339,11 +384,34 @@ void HaloExchange<T, N, M>::allocate(int nfields) {
 
 template <class T, int N, class M>
 template <bool Pack>
-void HaloExchange<T, N, M>::copy(Kokkos::View<const impl::HaloSegment<N>*, M> segs, int nsegs, index_t total,
-                                 Kokkos::View<T*, M> buf, const char* label) {
+void HaloExchange<T, N, M>::copy(const std::vector<impl::HaloSegment<N>>& host_segs,
+                                 Kokkos::View<const impl::HaloSegment<N>*, M> segs, index_t total,
+                                 Kokkos::View<T*, M> buf, Kokkos::View<T*, M> other, const char* label) {
   if (total == 0) return;
-  impl::HaloCopy<view_type, N, max_fields, Pack> k{fields_, nfields_, segs, nsegs, total, buf};
-  Kokkos::parallel_for(label, Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_t>>(0, total * nfields_), k);
+  const execution_space exec;
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename execution_space::memory_space>::accessible) {
+    // Host: one strided loop per segment and field (no per-point division).
+    for (int f = 0; f < nfields_; ++f) {
+      for (const auto& g : host_segs) {
+        const bool wrap = !Pack && g.source >= 0;
+        impl::SegmentCopy<view_type, N, Pack> k{fields_[f], wrap ? other : buf,
+                                                nfields_ * (wrap ? g.source : g.offset) + f * g.count, g.lo, {}};
+        index_t st = 1;
+        std::array<int, N> ext{};
+        for (int d = N - 1; d >= 0; --d) {
+          k.stride[d] = st;
+          st *= g.ext[d];
+          ext[d] = g.ext[d];
+        }
+        Kokkos::parallel_for(label, impl::nd_policy<N>(exec, ext), k);
+      }
+    }
+  } else {
+    // Device: every point of every segment and field in one launch.
+    impl::HaloCopy<view_type, N, max_fields, Pack> k{fields_, nfields_, segs, static_cast<int>(host_segs.size()),
+                                                     total, buf, other};
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_t>>(exec, 0, total * nfields_), k);
+  }
 }
 
 template <class T, int N, class M>
@@ -365,7 +433,7 @@ void HaloExchange<T, N, M>::begin_impl(const array_type* const* arrays, int n) {
   active_ = true;
   const execution_space exec;
   if (backend_ == Backend::nccl) {
-    copy<true>(send_segs_, nsend_segs_, send_total_, send_buf_, "spmd::halo::pack");
+    copy<true>(send_segs_host_, send_segs_, send_total_, send_buf_, recv_buf_, "spmd::halo::pack");
     p2p_send_.clear();
     p2p_recv_.clear();
     const std::size_t unit = sizeof(T) * static_cast<std::size_t>(n);
@@ -385,7 +453,7 @@ void HaloExchange<T, N, M>::begin_impl(const array_type* const* arrays, int n) {
                    fn);
     requests_.push_back(r);
   }
-  copy<true>(send_segs_, nsend_segs_, send_total_, send_buf_, "spmd::halo::pack");
+  copy<true>(send_segs_host_, send_segs_, send_total_, send_buf_, recv_buf_, "spmd::halo::pack");
   if (staged_ && send_total_ > 0)
     Kokkos::deep_copy(exec, range(send_host_, 0, send_total_ * n), range(send_buf_, 0, send_total_ * n));
   impl::fence(exec, "spmd::halo::begin before MPI_Isend");
@@ -411,10 +479,7 @@ void HaloExchange<T, N, M>::end() {
     if (staged_ && recv_total_ > 0)
       Kokkos::deep_copy(exec, range(recv_buf_, 0, recv_total_ * n), range(recv_host_, 0, recv_total_ * n));
   }
-  for (const auto& c : self_)  // after the staging copy, which covers the whole receive buffer
-    Kokkos::deep_copy(exec, range(recv_buf_, c.recv_offset * n, c.count * n),
-                      range(send_buf_, c.send_offset * n, c.count * n));
-  copy<false>(recv_segs_, nrecv_segs_, recv_total_, recv_buf_, "spmd::halo::unpack");
+  copy<false>(recv_segs_host_, recv_segs_, recv_total_, recv_buf_, send_buf_, "spmd::halo::unpack");
   if (backend_ == Backend::mpi)
     SPMD_MPI_CHECK(MPI_Waitall(static_cast<int>(requests_.size()) - nr, requests_.data() + nr, MPI_STATUSES_IGNORE),
                    fn);
@@ -427,11 +492,9 @@ void HaloExchange<T, N, M>::end() {
 
 template <class T, int N, class M>
 std::shared_ptr<HaloExchange<T, N, M>> Array<T, N, M>::default_halo(Pattern p) const {
-  if (!shared_->halo || shared_->pattern != p) {
-    shared_->halo = std::make_shared<HaloExchange<T, N, M>>(dist_, p);
-    shared_->pattern = p;
-  }
-  return shared_->halo;
+  auto& plan = p == Pattern::face ? shared_->face : shared_->box;
+  if (!plan) plan = std::make_shared<HaloExchange<T, N, M>>(dist_, p);
+  return plan;
 }
 
 template <class T, int N, class M>

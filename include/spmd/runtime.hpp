@@ -16,7 +16,7 @@ namespace spmd {
 /// ranks than GPUs the constructor throws, unless sharing is allowed with `--spmd-share-gpus` or
 /// SPMD_SHARE_GPUS=1. Options it understands (removed from argv, so apps never see them):
 ///   --spmd-share-gpus      let several ranks of a node share a GPU
-/// Kokkos options (--kokkos-threads=N, ...) are passed on to Kokkos.
+/// Kokkos options (--kokkos-threads=N, ...) are passed on to Kokkos and then also removed.
 ///
 /// It also installs a terminate handler: an exception escaping main() is printed once (by rank 0
 /// when every rank threw the same collective spmd::Error, else by each rank that threw) and the

@@ -21,7 +21,14 @@ log "$(head -1 "$out/gpus.txt"), $ngpu GPU(s), $(nproc) cores, $(cmake --version
 kokkos=/tmp/spmd-kokkos-cuda
 if [[ -f "$root/.carry/kokkos-cuda-install.tgz" ]]; then
   mkdir -p "$kokkos" && tar -xzf "$root/.carry/kokkos-cuda-install.tgz" -C "$kokkos"
-  log "unpacked the carried CUDA Kokkos install"
+  # Its CMake export names CUDA libraries by absolute path as found where it was built: point
+  # them at this machine's copies.
+  cudart=$(find /usr/local/cuda/ -name 'libcudart.so' 2>/dev/null | head -1)
+  stub=$(find /usr/local/cuda/ -path '*stubs/libcuda.so' 2>/dev/null | head -1)
+  for f in "$kokkos"/lib*/cmake/Kokkos/*.cmake; do
+    sed -i -E "s#/usr/local/cuda[^\";]*/libcudart\.so#${cudart}#g; s#/usr/local/cuda[^\";]*/stubs/libcuda\.so#${stub}#g" "$f"
+  done
+  log "unpacked the carried CUDA Kokkos install (cudart: $cudart, driver stub: $stub)"
 else
   t0=$(date +%s)
   "$root/scripts/gpu/build-kokkos-cuda.sh" "$root/.carry/kokkos-src.tgz" "$kokkos" 2>&1 | tee -a "$out/kokkos-build.log" >&2
@@ -64,7 +71,7 @@ if [[ "$mode" == all || "$mode" == bench ]]; then
   b="$build/perf"
   common=(--benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_out_format=json)
   "$b/bench_triad" "${common[@]}" --benchmark_out="$out/triad_np1.json" > "$out/bench-triad.log" 2>&1
-  "$b/bench_reduce" "${common[@]}" --benchmark_filter='/(1024|4096|16384|65536|262144)' \
+  "$b/bench_reduce" "${common[@]}" --benchmark_filter='n:(1024|4096|16384|65536|262144)/' \
     --benchmark_out="$out/reduce_np1.json" > "$out/bench-reduce.log" 2>&1
   if [[ $ngpu -ge 2 ]]; then
     for be in mpi nccl; do
@@ -76,3 +83,8 @@ if [[ "$mode" == all || "$mode" == bench ]]; then
   fi
   log "benchmarks done"
 fi
+
+# At most 8 files come back from a lent machine: keep the reports, pack the logs.
+cat "$out/gpus.txt" >> "$out/summary.txt"
+(cd "$out" && tar -czf logs.tgz --remove-files ./*.log gpus.txt 2>/dev/null)
+ls "$out"
