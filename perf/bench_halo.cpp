@@ -81,8 +81,12 @@ void run_halo(benchmark::State& state, spmd::Pattern pattern) {
   state.SetLabel(grid);
 }
 
-void BM_halo2d(benchmark::State& state, spmd::Pattern pattern) { run_halo<2>(state, pattern); }
-void BM_halo3d(benchmark::State& state, spmd::Pattern pattern) { run_halo<3>(state, pattern); }
+void BM_halo2d(benchmark::State& state, spmd::Pattern pattern) {
+  run_halo<2>(state, pattern);
+}
+void BM_halo3d(benchmark::State& state, spmd::Pattern pattern) {
+  run_halo<3>(state, pattern);
+}
 
 void sizes_2d(benchmark::internal::Benchmark* b) {
   b->ArgNames({"n", "periodic"})->ArgsProduct({{1024, 4096}, {0, 1}});

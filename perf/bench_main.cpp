@@ -58,7 +58,9 @@ bool bool_flag_set(int argc, char** argv, const char* flag) {
 }  // namespace
 
 namespace spmd::perf {
-const Comm& world() { return *g_world; }
+const Comm& world() {
+  return *g_world;
+}
 }  // namespace spmd::perf
 
 int main(int argc, char** argv) {
@@ -77,8 +79,9 @@ int main(int argc, char** argv) {
   // its own order and the job would deadlock.
   if (bool_flag_set(argc, argv, "--benchmark_enable_random_interleaving")) {
     if (root)
-      std::fprintf(stderr, "spmd::perf: --benchmark_enable_random_interleaving is not supported under MPI "
-                           "(each rank would shuffle differently and the job would deadlock)\n");
+      std::fprintf(stderr,
+                   "spmd::perf: --benchmark_enable_random_interleaving is not supported under MPI "
+                   "(each rank would shuffle differently and the job would deadlock)\n");
     return 1;
   }
   // With --benchmark_list_tests Google Benchmark prints the names itself; let rank 0 alone do it.
@@ -90,8 +93,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("spmdarray", SPMD_VERSION_STRING);
   benchmark::AddCustomContext("mpi_ranks", std::to_string(world.size()));
   benchmark::AddCustomContext("kokkos_backend", spmd::Runtime::backend());
-  benchmark::AddCustomContext("kokkos_concurrency",
-                              std::to_string(Kokkos::DefaultExecutionSpace().concurrency()));
+  benchmark::AddCustomContext("kokkos_concurrency", std::to_string(Kokkos::DefaultExecutionSpace().concurrency()));
   benchmark::AddCustomContext("kokkos_version", std::to_string(KOKKOS_VERSION));
   benchmark::AddCustomContext("timing", "per iteration: fence, barrier, MPI_Wtime; MPI_MAX over ranks");
 

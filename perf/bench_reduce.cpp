@@ -44,19 +44,22 @@ void BM_dot(benchmark::State& state) {
   const auto dist = make_dist(state);
   const auto a = spmd::full<double>(dist, kA, "spmd::perf::reduce::a");
   const auto b = spmd::full<double>(dist, kB, "spmd::perf::reduce::b");
-  run_reduce(state, 2, [&] { return spmd::dot(a, b); }, kA * kB * static_cast<double>(dist.size()));
+  run_reduce(
+      state, 2, [&] { return spmd::dot(a, b); }, kA * kB * static_cast<double>(dist.size()));
 }
 
 void BM_norm2(benchmark::State& state) {
   const auto dist = make_dist(state);
   const auto a = spmd::full<double>(dist, kB, "spmd::perf::reduce::a");
-  run_reduce(state, 1, [&] { return spmd::norm2(a); }, kB * std::sqrt(static_cast<double>(dist.size())));
+  run_reduce(
+      state, 1, [&] { return spmd::norm2(a); }, kB * std::sqrt(static_cast<double>(dist.size())));
 }
 
 void BM_sum(benchmark::State& state) {
   const auto dist = make_dist(state);
   const auto a = spmd::full<double>(dist, kB, "spmd::perf::reduce::a");
-  run_reduce(state, 1, [&] { return spmd::sum(a); }, kB * static_cast<double>(dist.size()));
+  run_reduce(
+      state, 1, [&] { return spmd::sum(a); }, kB * static_cast<double>(dist.size()));
 }
 
 // Baseline for BM_sum: a plain Kokkos::parallel_reduce over a Kokkos::View of the same per-rank
@@ -69,7 +72,9 @@ void BM_sum_view(benchmark::State& state) {
                           static_cast<std::size_t>(len));
   Kokkos::deep_copy(a, kB);
   const auto policy = Kokkos::RangePolicy<>(0, static_cast<std::int64_t>(len));
-  const auto body = KOKKOS_LAMBDA(const std::int64_t i, double& acc) { acc += a(i); };
+  const auto body = KOKKOS_LAMBDA(const std::int64_t i, double& acc) {
+    acc += a(i);
+  };
   run_reduce(
       state, 1,
       [&] {

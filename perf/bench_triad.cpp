@@ -39,7 +39,9 @@ void BM_triad_array(benchmark::State& state) {
   auto c = spmd::full<double>(dist, kC, "spmd::perf::triad::array_c");
   const double s = kScalar;
   // Defined outside the timed host lambda (CUDA does not allow extended lambdas inside lambdas).
-  const auto triad = KOKKOS_LAMBDA(const double x, const double y) { return x + s * y; };
+  const auto triad = KOKKOS_LAMBDA(const double x, const double y) {
+    return x + s * y;
+  };
 
   spmd::perf::ManualTimer timer(state);
   for (auto _ : state) timer([&] { spmd::transform(a, triad, b, c); });
@@ -62,7 +64,9 @@ void BM_triad_view(benchmark::State& state) {
   Kokkos::deep_copy(c, kC);
   const double s = kScalar;
   const auto policy = Kokkos::RangePolicy<>(0, static_cast<std::int64_t>(len));
-  const auto triad = KOKKOS_LAMBDA(const std::int64_t i) { a(i) = b(i) + s * c(i); };
+  const auto triad = KOKKOS_LAMBDA(const std::int64_t i) {
+    a(i) = b(i) + s * c(i);
+  };
 
   spmd::perf::ManualTimer timer(state);
   for (auto _ : state) timer([&] { Kokkos::parallel_for("spmd::perf::triad::view", policy, triad); });
@@ -99,16 +103,26 @@ void BM_copy_view(benchmark::State& state) {
 // and drift of the machine between them stays small.
 const bool registered = [] {
   // On a GPU also 2^27 (3 GiB in three arrays, far beyond any L2).
-  const bool device = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible;
+  const bool device =
+      !Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible;
   for (int e : {20, 22, 24, 25, 27}) {
     if (e == 27 && !device) continue;
     const std::int64_t n = std::int64_t(1) << e;
     benchmark::RegisterBenchmark("BM_triad_array", BM_triad_array)
-        ->Arg(n)->ArgName("n")->UseManualTime()->Unit(benchmark::kMicrosecond);
+        ->Arg(n)
+        ->ArgName("n")
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark("BM_triad_view", BM_triad_view)
-        ->Arg(n)->ArgName("n")->UseManualTime()->Unit(benchmark::kMicrosecond);
+        ->Arg(n)
+        ->ArgName("n")
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark("BM_copy_view", BM_copy_view)
-        ->Arg(n)->ArgName("n")->UseManualTime()->Unit(benchmark::kMicrosecond);
+        ->Arg(n)
+        ->ArgName("n")
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
   }
   return true;
 }();

@@ -67,8 +67,8 @@ NcclState& state(const Comm& comm) {
     int len = 0;
     MPI_Get_processor_name(host, &len);
     std::vector<char> hosts(static_cast<std::size_t>(comm.size()) * MPI_MAX_PROCESSOR_NAME);
-    SPMD_MPI_CHECK(MPI_Allgather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts.data(), MPI_MAX_PROCESSOR_NAME,
-                                 MPI_CHAR, comm.raw()),
+    SPMD_MPI_CHECK(MPI_Allgather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                                 comm.raw()),
                    "spmd::nccl");
     bool duplicate = dev < 0;
     for (int a = 0; a < comm.size() && !duplicate; ++a)
@@ -91,21 +91,32 @@ NcclState& state(const Comm& comm) {
 
 ncclRedOp_t nccl_op(Op op) {
   switch (op) {
-    case Op::sum: return ncclSum;
-    case Op::prod: return ncclProd;
-    case Op::min: return ncclMin;
-    case Op::max: return ncclMax;
-    default: throw Error("spmd::nccl_allreduce: NCCL has no logical and/or; use Op::min/max on 0/1", true);
+    case Op::sum:
+      return ncclSum;
+    case Op::prod:
+      return ncclProd;
+    case Op::min:
+      return ncclMin;
+    case Op::max:
+      return ncclMax;
+    default:
+      throw Error("spmd::nccl_allreduce: NCCL has no logical and/or; use Op::min/max on 0/1", true);
   }
 }
 ncclDataType_t nccl_type(Kind k) {
   switch (k) {
-    case Kind::i32: return ncclInt32;
-    case Kind::i64: return ncclInt64;
-    case Kind::u32: return ncclUint32;
-    case Kind::u64: return ncclUint64;
-    case Kind::f32: return ncclFloat32;
-    case Kind::f64: return ncclFloat64;
+    case Kind::i32:
+      return ncclInt32;
+    case Kind::i64:
+      return ncclInt64;
+    case Kind::u32:
+      return ncclUint32;
+    case Kind::u64:
+      return ncclUint64;
+    case Kind::f32:
+      return ncclFloat32;
+    case Kind::f64:
+      return ncclFloat64;
   }
   return ncclFloat64;
 }
@@ -115,8 +126,10 @@ void nccl_exchange(const Comm& comm, void* stream, const P2P* sends, int nsends,
   auto c = static_cast<ncclComm_t>(nccl_comm(comm));
   auto s = static_cast<cudaStream_t>(stream);
   check_nccl(ncclGroupStart(), "ncclGroupStart");
-  for (int i = 0; i < nrecvs; ++i) check_nccl(ncclRecv(recvs[i].data, recvs[i].bytes, ncclChar, recvs[i].peer, c, s), "ncclRecv");
-  for (int i = 0; i < nsends; ++i) check_nccl(ncclSend(sends[i].data, sends[i].bytes, ncclChar, sends[i].peer, c, s), "ncclSend");
+  for (int i = 0; i < nrecvs; ++i)
+    check_nccl(ncclRecv(recvs[i].data, recvs[i].bytes, ncclChar, recvs[i].peer, c, s), "ncclRecv");
+  for (int i = 0; i < nsends; ++i)
+    check_nccl(ncclSend(sends[i].data, sends[i].bytes, ncclChar, sends[i].peer, c, s), "ncclSend");
   check_nccl(ncclGroupEnd(), "ncclGroupEnd");
 }
 
@@ -126,17 +139,27 @@ void nccl_allreduce(const Comm& comm, void* stream, void* data, std::size_t coun
              "ncclAllReduce");
 }
 
-bool nccl_usable(const Comm& comm) { return state(comm).usable; }
+bool nccl_usable(const Comm& comm) {
+  return state(comm).usable;
+}
 void* nccl_comm(const Comm& comm) {
   auto& s = state(comm);
   if (!s.usable) throw Error("spmd: NCCL is not usable on this communicator (two ranks share a GPU)", true);
   return s.comm;
 }
 #else
-bool nccl_usable(const Comm&) { return false; }
-void* nccl_comm(const Comm&) { throw Error("spmd: built without NCCL", true); }
-void nccl_exchange(const Comm&, void*, const P2P*, int, const P2P*, int) { throw Error("spmd: built without NCCL", true); }
-void nccl_allreduce(const Comm&, void*, void*, std::size_t, Kind, Op) { throw Error("spmd: built without NCCL", true); }
+bool nccl_usable(const Comm&) {
+  return false;
+}
+void* nccl_comm(const Comm&) {
+  throw Error("spmd: built without NCCL", true);
+}
+void nccl_exchange(const Comm&, void*, const P2P*, int, const P2P*, int) {
+  throw Error("spmd: built without NCCL", true);
+}
+void nccl_allreduce(const Comm&, void*, void*, std::size_t, Kind, Op) {
+  throw Error("spmd: built without NCCL", true);
+}
 #endif
 
 }  // namespace spmd::impl

@@ -6,12 +6,18 @@ namespace spmd {
 
 MPI_Op mpi_op(Op op) {
   switch (op) {
-    case Op::sum: return MPI_SUM;
-    case Op::prod: return MPI_PROD;
-    case Op::min: return MPI_MIN;
-    case Op::max: return MPI_MAX;
-    case Op::land: return MPI_LAND;
-    case Op::lor: return MPI_LOR;
+    case Op::sum:
+      return MPI_SUM;
+    case Op::prod:
+      return MPI_PROD;
+    case Op::min:
+      return MPI_MIN;
+    case Op::max:
+      return MPI_MAX;
+    case Op::land:
+      return MPI_LAND;
+    case Op::lor:
+      return MPI_LOR;
   }
   throw Error("spmd::mpi_op: unknown spmd::Op");
 }
@@ -44,7 +50,9 @@ Comm::Comm(MPI_Comm owned, Adopt) : state_(std::make_shared<State>()) {
   if (flag && ub) state_->tag_ub = *ub;
 }
 
-void Comm::barrier() const { SPMD_MPI_CHECK(MPI_Barrier(raw()), "spmd::Comm::barrier"); }
+void Comm::barrier() const {
+  SPMD_MPI_CHECK(MPI_Barrier(raw()), "spmd::Comm::barrier");
+}
 
 void Comm::check(bool ok, const std::string& message) const {
   const int first_bad = allreduce(ok ? size() : rank(), Op::min);
@@ -74,8 +82,8 @@ Comm Comm::node_local() const {
 
 int Comm::reserve_tags(int count) const {
   if (count <= 0 || count > state_->tag_ub)
-    throw Error(impl::str("spmd::Comm::reserve_tags: cannot reserve ", count, " tags (MPI_TAG_UB is ",
-                          state_->tag_ub, ")"));
+    throw Error(
+        impl::str("spmd::Comm::reserve_tags: cannot reserve ", count, " tags (MPI_TAG_UB is ", state_->tag_ub, ")"));
   if (state_->next_tag > state_->tag_ub - count) state_->next_tag = 0;  // wrap: old plans are long done
   const int base = state_->next_tag;
   state_->next_tag += count;

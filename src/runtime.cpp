@@ -72,11 +72,11 @@ Runtime::Runtime(int& argc, char**& argv) {
   {
     int out = 1;
     for (int i = 1; i < argc; ++i) {
-      if (std::strcmp(argv[i], "--spmd-share-gpus") == 0) share_gpus = true;
+      if (std::strcmp(argv[i], "--spmd-share-gpus") == 0)
+        share_gpus = true;
       else if (std::strncmp(argv[i], "--spmd-", 7) == 0) {
         // Unknown --spmd- options are an error on every rank alike (all ranks share argv).
-        throw Error(impl::str("spmd::Runtime: unknown option '", argv[i], "'; known: --spmd-share-gpus"),
-                    true);
+        throw Error(impl::str("spmd::Runtime: unknown option '", argv[i], "'; known: --spmd-share-gpus"), true);
       } else {
         argv[out++] = argv[i];
       }
@@ -100,11 +100,10 @@ Runtime::Runtime(int& argc, char**& argv) {
     Comm node = world_->node_local();
     const int ngpu = Kokkos::Cuda::detect_device_count();
     const bool too_many = ngpu == 0 || (node.size() > ngpu && !share_gpus);
-    world_->check(!too_many,
-                  ngpu == 0 ? std::string("spmd::Runtime: this is a CUDA build but no GPU is visible")
-                            : impl::str("spmd::Runtime: ", node.size(), " ranks on a node with ", ngpu,
-                                        " GPUs; use at most one rank per GPU, or allow sharing with "
-                                        "--spmd-share-gpus (or SPMD_SHARE_GPUS=1)"));
+    world_->check(!too_many, ngpu == 0 ? std::string("spmd::Runtime: this is a CUDA build but no GPU is visible")
+                                       : impl::str("spmd::Runtime: ", node.size(), " ranks on a node with ", ngpu,
+                                                   " GPUs; use at most one rank per GPU, or allow sharing with "
+                                                   "--spmd-share-gpus (or SPMD_SHARE_GPUS=1)"));
     device_id_ = node.rank() % ngpu;
   }
 #else
@@ -135,6 +134,8 @@ Runtime::~Runtime() {
   if (owns_mpi_ && !finalized) MPI_Finalize();
 }
 
-std::string Runtime::backend() { return Kokkos::DefaultExecutionSpace::name(); }
+std::string Runtime::backend() {
+  return Kokkos::DefaultExecutionSpace::name();
+}
 
 }  // namespace spmd

@@ -49,20 +49,20 @@ inline void expect_all(bool ok, const char* what) {
 
 /// Runs `stmt`, which must throw spmd::Error on every rank; checks that the message contains
 /// `needle` and that the error is marked collective.
-#define SPMD_EXPECT_COLLECTIVE_ERROR(stmt, needle)                                                   \
-  do {                                                                                               \
-    bool threw_ = false, coll_ = false, found_ = false;                                              \
-    std::string msg_;                                                                                \
-    try {                                                                                            \
-      stmt;                                                                                          \
-    } catch (const ::spmd::Error& e) {                                                               \
-      threw_ = true;                                                                                 \
-      coll_ = e.collective();                                                                        \
-      msg_ = e.what();                                                                               \
-      found_ = msg_.find(needle) != std::string::npos;                                               \
-    }                                                                                                \
-    EXPECT_TRUE(threw_) << #stmt " did not throw spmd::Error";                                       \
-    EXPECT_TRUE(coll_) << "error not marked collective: " << msg_;                                   \
-    EXPECT_TRUE(found_) << "message lacks '" << needle << "': " << msg_;                             \
-    ::spmd::testing::expect_all(threw_ && found_, #stmt);                                            \
+#define SPMD_EXPECT_COLLECTIVE_ERROR(stmt, needle)                       \
+  do {                                                                   \
+    bool threw_ = false, coll_ = false, found_ = false;                  \
+    std::string msg_;                                                    \
+    try {                                                                \
+      stmt;                                                              \
+    } catch (const ::spmd::Error& e) {                                   \
+      threw_ = true;                                                     \
+      coll_ = e.collective();                                            \
+      msg_ = e.what();                                                   \
+      found_ = msg_.find(needle) != std::string::npos;                   \
+    }                                                                    \
+    EXPECT_TRUE(threw_) << #stmt " did not throw spmd::Error";           \
+    EXPECT_TRUE(coll_) << "error not marked collective: " << msg_;       \
+    EXPECT_TRUE(found_) << "message lacks '" << needle << "': " << msg_; \
+    ::spmd::testing::expect_all(threw_&& found_, #stmt);                 \
   } while (0)

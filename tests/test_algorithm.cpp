@@ -14,12 +14,15 @@ void ForEachSeesGlobalIndices() {
   Distribution<3> d(world(), {5, 7, 3}, spmd::halo(1));
   auto a = spmd::zeros<double>(d);
   auto acc = a.accessor();
-  spmd::for_each(a, KOKKOS_LAMBDA(index_t i, index_t j, index_t k) { acc(i, j, k) = 100.0 * i + 10.0 * j + k; });
+  spmd::for_each(
+      a, KOKKOS_LAMBDA(index_t i, index_t j, index_t k) { acc(i, j, k) = 100.0 * i + 10.0 * j + k; });
   auto ref = host_array<3>(d.shape(), [](const Index<3>& g) { return 100.0 * g[0] + 10.0 * g[1] + g[2]; });
   EXPECT_EQ(spmd::allgather(a), ref);
 }
 }  // namespace algorithm_tests
-TEST(Algorithm, ForEachSeesGlobalIndices) { algorithm_tests::ForEachSeesGlobalIndices(); }
+TEST(Algorithm, ForEachSeesGlobalIndices) {
+  algorithm_tests::ForEachSeesGlobalIndices();
+}
 
 namespace algorithm_tests {
 // In a free function: CUDA does not allow KOKKOS_LAMBDA inside gtest's (private) TestBody.
@@ -28,7 +31,8 @@ void ForEachOverARegion() {
   Distribution<2> d(world(), {8, 6});
   auto a = spmd::full(d, -1.0);
   auto acc = a.accessor();
-  spmd::for_each(a, Box<2>{{1, 1}, {7, 5}}, KOKKOS_LAMBDA(index_t i, index_t j) { acc(i, j) = double(i * j); });
+  spmd::for_each(
+      a, Box<2>{{1, 1}, {7, 5}}, KOKKOS_LAMBDA(index_t i, index_t j) { acc(i, j) = double(i * j); });
   auto ref = host_array<2>(d.shape(), [](const Index<2>& g) {
     const bool inside = g[0] >= 1 && g[0] < 7 && g[1] >= 1 && g[1] < 5;
     return inside ? double(g[0] * g[1]) : -1.0;
@@ -36,14 +40,17 @@ void ForEachOverARegion() {
   EXPECT_EQ(spmd::allgather(a), ref);
 }
 }  // namespace algorithm_tests
-TEST(Algorithm, ForEachOverARegion) { algorithm_tests::ForEachOverARegion(); }
+TEST(Algorithm, ForEachOverARegion) {
+  algorithm_tests::ForEachOverARegion();
+}
 
 namespace algorithm_tests {
 // In a free function: CUDA does not allow KOKKOS_LAMBDA inside gtest's (private) TestBody.
 void TransformWithOneTwoThreeInputsAndInPlace() {
   Distribution<2> d(world(), {7, 5}, spmd::halo(1));
   Distribution<2> d0 = d.with_halo({0, 0});
-  auto x = spmd::zeros<double>(d), y = spmd::zeros<double>(d0), z = spmd::zeros<double>(d), out = spmd::zeros<double>(d);
+  auto x = spmd::zeros<double>(d), y = spmd::zeros<double>(d0), z = spmd::zeros<double>(d),
+       out = spmd::zeros<double>(d);
   auto rx = host_array<2>(d.shape(), [](const Index<2>& g) { return 1.0 + g[0]; });
   auto ry = host_array<2>(d.shape(), [](const Index<2>& g) { return 2.0 * g[1]; });
   auto rz = host_array<2>(d.shape(), [](const Index<2>& g) { return 0.5 * (g[0] + g[1]); });
@@ -52,21 +59,25 @@ void TransformWithOneTwoThreeInputsAndInPlace() {
   spmd::scatter(root ? ry : std::vector<double>{}, y);  // other halo width: still aligned
   spmd::scatter(root ? rz : std::vector<double>{}, z);
 
-  spmd::transform(out, KOKKOS_LAMBDA(double a) { return -a; }, x);
+  spmd::transform(
+      out, KOKKOS_LAMBDA(double a) { return -a; }, x);
   std::vector<double> ref(rx.size());
   for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = -rx[i];
   EXPECT_EQ(spmd::allgather(out), ref);
 
   const double s = 3.0;
-  spmd::transform(out, KOKKOS_LAMBDA(double a, double b) { return a + s * b; }, x, y);
+  spmd::transform(
+      out, KOKKOS_LAMBDA(double a, double b) { return a + s * b; }, x, y);
   for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = rx[i] + s * ry[i];
   EXPECT_EQ(spmd::allgather(out), ref);
 
-  spmd::transform(out, KOKKOS_LAMBDA(double a, double b, double c) { return a * b - c; }, x, y, z);
+  spmd::transform(
+      out, KOKKOS_LAMBDA(double a, double b, double c) { return a * b - c; }, x, y, z);
   for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = rx[i] * ry[i] - rz[i];
   EXPECT_EQ(spmd::allgather(out), ref);
 
-  spmd::transform(x, KOKKOS_LAMBDA(double a) { return 2.0 * a; }, x);  // in place
+  spmd::transform(
+      x, KOKKOS_LAMBDA(double a) { return 2.0 * a; }, x);  // in place
   for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = 2.0 * rx[i];
   EXPECT_EQ(spmd::allgather(x), ref);
 
@@ -76,17 +87,22 @@ void TransformWithOneTwoThreeInputsAndInPlace() {
   EXPECT_EQ(spmd::allgather(y), ref);
 }
 }  // namespace algorithm_tests
-TEST(Algorithm, TransformWithOneTwoThreeInputsAndInPlace) { algorithm_tests::TransformWithOneTwoThreeInputsAndInPlace(); }
+TEST(Algorithm, TransformWithOneTwoThreeInputsAndInPlace) {
+  algorithm_tests::TransformWithOneTwoThreeInputsAndInPlace();
+}
 
 namespace algorithm_tests {
 // In a free function: CUDA does not allow KOKKOS_LAMBDA inside gtest's (private) TestBody.
 void TransformChangesType() {
   auto a = spmd::arange<int>(world(), 11);
   auto b = spmd::zeros<double>(a.distribution());
-  spmd::transform(b, KOKKOS_LAMBDA(int v) { return 0.5 * v; }, a);
+  spmd::transform(
+      b, KOKKOS_LAMBDA(int v) { return 0.5 * v; }, a);
   std::vector<double> ref(11);
   for (int i = 0; i < 11; ++i) ref[i] = 0.5 * i;
   EXPECT_EQ(spmd::allgather(b), ref);
 }
 }  // namespace algorithm_tests
-TEST(Algorithm, TransformChangesType) { algorithm_tests::TransformChangesType(); }
+TEST(Algorithm, TransformChangesType) {
+  algorithm_tests::TransformChangesType();
+}

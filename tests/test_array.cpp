@@ -40,8 +40,10 @@ void check_roundtrip(const Index<N>& shape, int halo) {
   // Gather on the last rank and on every rank gives the reference back.
   const int root = world().size() - 1;
   auto back = spmd::gather(a, root);
-  if (world().rank() == root) EXPECT_EQ(back, ref);
-  else EXPECT_TRUE(back.empty());
+  if (world().rank() == root)
+    EXPECT_EQ(back, ref);
+  else
+    EXPECT_TRUE(back.empty());
   EXPECT_EQ(spmd::allgather(a), ref);
 }
 }  // namespace
@@ -57,7 +59,7 @@ TEST(Array, ScatterGatherRoundTrip1Dto4D) {
 }
 
 TEST(Array, MoreRanksThanIndicesAndEmptyArrays) {
-  check_roundtrip<1>({2}, 0);    // ranks >= 2 own nothing
+  check_roundtrip<1>({2}, 0);  // ranks >= 2 own nothing
   check_roundtrip<2>({1, 3}, 0);
   check_roundtrip<2>({0, 5}, 0);  // nothing anywhere
   auto e = spmd::zeros<double>(world(), {0});

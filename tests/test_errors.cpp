@@ -35,7 +35,9 @@ void OperationsOnDifferentDistributions() {
   auto a = spmd::zeros<double>(world(), {12});
   auto b = spmd::zeros<double>(world(), {13});
   SPMD_EXPECT_COLLECTIVE_ERROR(spmd::dot(a, b), "not distributed alike");
-  SPMD_EXPECT_COLLECTIVE_ERROR(spmd::transform(a, KOKKOS_LAMBDA(double x) { return x; }, b), "not distributed alike");
+  SPMD_EXPECT_COLLECTIVE_ERROR(spmd::transform(
+                                   a, KOKKOS_LAMBDA(double x) { return x; }, b),
+                               "not distributed alike");
   SPMD_EXPECT_COLLECTIVE_ERROR(spmd::copy(a, b), "not distributed alike");
   // Same shape, other process grid.
   const int p = world().size();
@@ -48,7 +50,9 @@ void OperationsOnDifferentDistributions() {
   SPMD_EXPECT_COLLECTIVE_ERROR(plan.exchange(f), "but the plan was built for");
 }
 }  // namespace error_tests
-TEST(Errors, OperationsOnDifferentDistributions) { error_tests::OperationsOnDifferentDistributions(); }
+TEST(Errors, OperationsOnDifferentDistributions) {
+  error_tests::OperationsOnDifferentDistributions();
+}
 
 TEST(Errors, OutOfRangeGlobalIndices) {
   auto a = spmd::zeros<double>(world(), {5, 4});

@@ -111,7 +111,8 @@ void run_case(const Index<N>& shape, int halo, bool periodic, Pattern pattern) {
     EXPECT_EQ(plan.backend(), b);
     prepare(a, 1.0);
     plan.exchange(a);
-    spmd::testing::expect_all(check(a, pattern, d.halo(), 1.0), (d.describe() + " backend " + spmd::to_string(b)).c_str());
+    spmd::testing::expect_all(check(a, pattern, d.halo(), 1.0),
+                              (d.describe() + " backend " + spmd::to_string(b)).c_str());
   }
 }
 }  // namespace

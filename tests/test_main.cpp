@@ -29,7 +29,9 @@ class RankFailurePrinter : public ::testing::EmptyTestEventListener {
 }  // namespace
 
 namespace spmd::testing {
-const Comm& world() { return *g_world; }
+const Comm& world() {
+  return *g_world;
+}
 }  // namespace spmd::testing
 
 int main(int argc, char** argv) {

@@ -28,7 +28,9 @@ Index<N> unflatten(index_t lin, const Index<N>& shape) {
   }
   return g;
 }
-double rel(double a, double b) { return std::abs(a - b) / std::max(1.0, std::abs(b)); }
+double rel(double a, double b) {
+  return std::abs(a - b) / std::max(1.0, std::abs(b));
+}
 }  // namespace
 
 namespace reduce_tests {
@@ -62,13 +64,20 @@ void AllReductionsAgainstSerial2D() {
   EXPECT_EQ(spmd::argmin(a), unflatten<2>(imin, shape));
   EXPECT_EQ(spmd::argmax(a), unflatten<2>(imax, shape));
   const auto pos = std::count_if(ref.begin(), ref.end(), [](double v) { return v > 0; });
-  EXPECT_EQ(spmd::count_if(a, KOKKOS_LAMBDA(double v) { return v > 0; }), pos);
-  EXPECT_TRUE(spmd::any_of(a, KOKKOS_LAMBDA(double v) { return v > 0; }));
-  EXPECT_FALSE(spmd::all_of(a, KOKKOS_LAMBDA(double v) { return v > 0; }));
-  EXPECT_TRUE(spmd::all_of(b, KOKKOS_LAMBDA(double v) { return v > 0; }));
+  EXPECT_EQ(spmd::count_if(
+                a, KOKKOS_LAMBDA(double v) { return v > 0; }),
+            pos);
+  EXPECT_TRUE(spmd::any_of(
+      a, KOKKOS_LAMBDA(double v) { return v > 0; }));
+  EXPECT_FALSE(spmd::all_of(
+      a, KOKKOS_LAMBDA(double v) { return v > 0; }));
+  EXPECT_TRUE(spmd::all_of(
+      b, KOKKOS_LAMBDA(double v) { return v > 0; }));
 }
 }  // namespace reduce_tests
-TEST(Reduce, AllReductionsAgainstSerial2D) { reduce_tests::AllReductionsAgainstSerial2D(); }
+TEST(Reduce, AllReductionsAgainstSerial2D) {
+  reduce_tests::AllReductionsAgainstSerial2D();
+}
 
 TEST(Reduce, ArgminArgmaxTiesGoToTheLowestIndex) {
   // The minimum (-5) appears at flat indices 3, 10 and 17 and the maximum (9) at 2 and 16: with
@@ -100,7 +109,8 @@ TEST(Reduce, IntegerArraysAndMeanIsFloating) {
 
 TEST(Reduce, FourDimensionsAndEmptyRanks) {
   const Index<4> shape{3, 2, 4, 3};
-  auto ref = host_array<4>(shape, [](const Index<4>& g) { return static_cast<double>(g[0] * 7 - g[1] * 3 + g[2] - g[3]); });
+  auto ref =
+      host_array<4>(shape, [](const Index<4>& g) { return static_cast<double>(g[0] * 7 - g[1] * 3 + g[2] - g[3]); });
   auto a = from_host<4>(shape, ref, 1);
   EXPECT_EQ(spmd::sum(a), std::accumulate(ref.begin(), ref.end(), 0.0));
   EXPECT_EQ(spmd::min(a), *std::min_element(ref.begin(), ref.end()));
@@ -134,7 +144,9 @@ void AllreduceOfDeviceViewsWithEachBackend() {
   }
 }
 }  // namespace reduce_tests
-TEST(Reduce, AllreduceOfDeviceViewsWithEachBackend) { reduce_tests::AllreduceOfDeviceViewsWithEachBackend(); }
+TEST(Reduce, AllreduceOfDeviceViewsWithEachBackend) {
+  reduce_tests::AllreduceOfDeviceViewsWithEachBackend();
+}
 
 namespace reduce_tests {
 // In a free function: CUDA does not allow KOKKOS_LAMBDA inside gtest's (private) TestBody.
@@ -144,11 +156,15 @@ void ZeroSizeArrays() {
   EXPECT_EQ(spmd::prod(e), 1.0);
   EXPECT_EQ(spmd::norm2(e), 0.0);
   EXPECT_EQ(spmd::norm_inf(e), 0.0);
-  EXPECT_FALSE(spmd::any_of(e, KOKKOS_LAMBDA(double) { return true; }));
-  EXPECT_TRUE(spmd::all_of(e, KOKKOS_LAMBDA(double) { return false; }));
+  EXPECT_FALSE(spmd::any_of(
+      e, KOKKOS_LAMBDA(double) { return true; }));
+  EXPECT_TRUE(spmd::all_of(
+      e, KOKKOS_LAMBDA(double) { return false; }));
   SPMD_EXPECT_COLLECTIVE_ERROR(spmd::min(e), "zero-size");
   SPMD_EXPECT_COLLECTIVE_ERROR(spmd::argmax(e), "zero-size");
   SPMD_EXPECT_COLLECTIVE_ERROR(spmd::mean(e), "zero-size");
 }
 }  // namespace reduce_tests
-TEST(Reduce, ZeroSizeArrays) { reduce_tests::ZeroSizeArrays(); }
+TEST(Reduce, ZeroSizeArrays) {
+  reduce_tests::ZeroSizeArrays();
+}

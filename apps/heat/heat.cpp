@@ -26,9 +26,10 @@ double max_error(const spmd::Array<double, 2>& w, const spmd::Array<double, 2>& 
   const double decay = std::exp(-2.0 * pi * pi * alpha * t);
   auto a = w.accessor();
   auto e = diff.accessor();
-  spmd::for_each(diff, KOKKOS_LAMBDA(spmd::index_t i, spmd::index_t j) {
-    e(i, j) = a(i, j) - decay * spmd::math::sin(pi * i * h) * spmd::math::sin(pi * j * h);
-  });
+  spmd::for_each(
+      diff, KOKKOS_LAMBDA(spmd::index_t i, spmd::index_t j) {
+        e(i, j) = a(i, j) - decay * spmd::math::sin(pi * i * h) * spmd::math::sin(pi * j * h);
+      });
   return spmd::norm_inf(diff);
 }
 }  // namespace
@@ -66,15 +67,17 @@ int main(int argc, char** argv) {
   auto diff = spmd::zeros<double>(dist.with_halo({0, 0}), "spmd::heat::diff");
   {
     auto a = u.accessor();
-    spmd::for_each(u, spmd::Box<2>{{1, 1}, {n - 1, n - 1}}, KOKKOS_LAMBDA(spmd::index_t i, spmd::index_t j) {
-      a(i, j) = spmd::math::sin(pi * i * h) * spmd::math::sin(pi * j * h);
-    });
+    spmd::for_each(
+        u, spmd::Box<2>{{1, 1}, {n - 1, n - 1}}, KOKKOS_LAMBDA(spmd::index_t i, spmd::index_t j) {
+          a(i, j) = spmd::math::sin(pi * i * h) * spmd::math::sin(pi * j * h);
+        });
   }
   const spmd::Box<2> interior{{1, 1}, {n - 1, n - 1}};
 
   if (comm.rank() == 0)
-    std::printf("heat: %lld x %lld grid on %d ranks (%s), %d steps, dt %.3e, backend %s\n",
-                static_cast<long long>(n), static_cast<long long>(n), comm.size(), dist.describe().c_str(), steps, dt, spmd::Runtime::backend().c_str());
+    std::printf("heat: %lld x %lld grid on %d ranks (%s), %d steps, dt %.3e, backend %s\n", static_cast<long long>(n),
+                static_cast<long long>(n), comm.size(), dist.describe().c_str(), steps, dt,
+                spmd::Runtime::backend().c_str());
 
   Kokkos::fence();
   const double t0 = MPI_Wtime();
@@ -83,12 +86,14 @@ int main(int argc, char** argv) {
     u.exchange_halo(spmd::Pattern::face);
     auto a = u.accessor();
     auto b = v.accessor();
-    spmd::for_each(v, interior, KOKKOS_LAMBDA(spmd::index_t i, spmd::index_t j) {
-      b(i, j) = a(i, j) + r * (a(i - 1, j) + a(i + 1, j) + a(i, j - 1) + a(i, j + 1) - 4.0 * a(i, j));
-    });
+    spmd::for_each(
+        v, interior, KOKKOS_LAMBDA(spmd::index_t i, spmd::index_t j) {
+          b(i, j) = a(i, j) + r * (a(i - 1, j) + a(i + 1, j) + a(i, j - 1) + a(i, j + 1) - 4.0 * a(i, j));
+        });
     const bool report = (every > 0 && step % every == 0) || step == steps;
     if (report) {
-      spmd::transform(diff, KOKKOS_LAMBDA(double x, double y) { return x - y; }, v, u);
+      spmd::transform(
+          diff, KOKKOS_LAMBDA(double x, double y) { return x - y; }, v, u);
       change = spmd::norm_inf(diff);
     }
     std::swap(u, v);
@@ -103,12 +108,19 @@ int main(int argc, char** argv) {
   const double total = spmd::sum(u);
   const double points = static_cast<double>(n - 2) * static_cast<double>(n - 2) * steps;
   if (comm.rank() == 0) {
-    std::printf("heat: final t %.5e  max error vs exact %.3e  sum %.17g  %.3f s  %.3e point-updates/s\n",
-                steps * dt, err, total, elapsed, elapsed > 0 ? points / elapsed : 0.0);
+    std::printf("heat: final t %.5e  max error vs exact %.3e  sum %.17g  %.3f s  %.3e point-updates/s\n", steps * dt,
+                err, total, elapsed, elapsed > 0 ? points / elapsed : 0.0);
     if (!json_path.empty()) {
-      nlohmann::json j = {{"app", "heat"}, {"n", n}, {"steps", steps}, {"ranks", comm.size()},
-                          {"dt", dt},      {"final_time", steps * dt}, {"max_error", err},
-                          {"sum", total},  {"max_change", change},     {"seconds", elapsed},
+      nlohmann::json j = {{"app", "heat"},
+                          {"n", n},
+                          {"steps", steps},
+                          {"ranks", comm.size()},
+                          {"dt", dt},
+                          {"final_time", steps * dt},
+                          {"max_error", err},
+                          {"sum", total},
+                          {"max_change", change},
+                          {"seconds", elapsed},
                           {"point_updates_per_second", elapsed > 0 ? points / elapsed : 0.0}};
       std::ofstream(json_path) << j.dump(2) << "\n";
     }

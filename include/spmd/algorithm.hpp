@@ -43,9 +43,7 @@ struct GlobalPointFunctor;
 template <class F, int N, std::size_t... D>
 struct GlobalPointFunctor<F, N, std::index_sequence<D...>> {
   F f;
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(const index_of<D>... i) const {
-    f(i...);
-  }
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const index_of<D>... i) const { f(i...); }
 };
 
 /// out(i) = f(in_k(i)...) at local owned coordinates i.
@@ -116,8 +114,10 @@ void fill(const Array<T, N, M>& a, const typename Array<T, N, M>::value_type& v)
 template <class T, int N, class M, class M2>
 void copy(const Array<T, N, M>& dst, const Array<T, N, M2>& src) {
   impl::check_same_layout("spmd::copy", dst, src);
-  if (dst.halo() == src.halo()) Kokkos::deep_copy(dst.local_with_halo(), src.local_with_halo());
-  else Kokkos::deep_copy(dst.local(), src.local());
+  if (dst.halo() == src.halo())
+    Kokkos::deep_copy(dst.local_with_halo(), src.local_with_halo());
+  else
+    Kokkos::deep_copy(dst.local(), src.local());
 }
 
 /// A new array with the distribution and values of `a`. Local.

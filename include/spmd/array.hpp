@@ -53,8 +53,7 @@ struct GlobalAccess {
 
 template <class T, int N, class MemorySpace = DefaultMemorySpace>
 class Array {
-  static_assert(Kokkos::is_memory_space<MemorySpace>::value,
-                "spmd::Array: MemorySpace must be a Kokkos memory space");
+  static_assert(Kokkos::is_memory_space<MemorySpace>::value, "spmd::Array: MemorySpace must be a Kokkos memory space");
 
  public:
   using value_type = T;
@@ -74,8 +73,7 @@ class Array {
     view_ = make_view(Kokkos::view_alloc(label), std::make_index_sequence<N>{});
   }
   /// Storage for `dist`, left uninitialised. Local.
-  Array(const Distribution<N>& dist, const std::string& label, Kokkos::Impl::WithoutInitializing_t)
-      : dist_(dist) {
+  Array(const Distribution<N>& dist, const std::string& label, Kokkos::Impl::WithoutInitializing_t) : dist_(dist) {
     view_ = make_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), std::make_index_sequence<N>{});
   }
 

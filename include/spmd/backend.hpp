@@ -29,9 +29,12 @@ enum class Backend { automatic, mpi, nccl };
 /// "automatic", "mpi" or "nccl". Local.
 inline const char* to_string(Backend b) {
   switch (b) {
-    case Backend::automatic: return "automatic";
-    case Backend::mpi: return "mpi";
-    case Backend::nccl: return "nccl";
+    case Backend::automatic:
+      return "automatic";
+    case Backend::mpi:
+      return "mpi";
+    case Backend::nccl:
+      return "nccl";
   }
   return "?";
 }
@@ -61,13 +64,20 @@ void nccl_exchange(const Comm& comm, void* stream, const P2P* sends, int nsends,
 enum class Kind { i32, i64, u32, u64, f32, f64 };
 template <class T>
 constexpr Kind kind_of() {
-  if constexpr (std::is_same_v<T, float>) return Kind::f32;
-  else if constexpr (std::is_same_v<T, double>) return Kind::f64;
-  else if constexpr (std::is_integral_v<T> && std::is_signed_v<T> && sizeof(T) == 4) return Kind::i32;
-  else if constexpr (std::is_integral_v<T> && std::is_signed_v<T> && sizeof(T) == 8) return Kind::i64;
-  else if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T> && sizeof(T) == 4) return Kind::u32;
-  else if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T> && sizeof(T) == 8) return Kind::u64;
-  else static_assert(sizeof(T) == 0, "spmd: NCCL reduces 32/64-bit integers, float and double only");
+  if constexpr (std::is_same_v<T, float>)
+    return Kind::f32;
+  else if constexpr (std::is_same_v<T, double>)
+    return Kind::f64;
+  else if constexpr (std::is_integral_v<T> && std::is_signed_v<T> && sizeof(T) == 4)
+    return Kind::i32;
+  else if constexpr (std::is_integral_v<T> && std::is_signed_v<T> && sizeof(T) == 8)
+    return Kind::i64;
+  else if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T> && sizeof(T) == 4)
+    return Kind::u32;
+  else if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T> && sizeof(T) == 8)
+    return Kind::u64;
+  else
+    static_assert(sizeof(T) == 0, "spmd: NCCL reduces 32/64-bit integers, float and double only");
 }
 /// In-place NCCL all-reduce of `count` elements at `data` on `stream`. Collective.
 void nccl_allreduce(const Comm& comm, void* stream, void* data, std::size_t count, Kind kind, Op op);
@@ -101,14 +111,19 @@ Backend resolve_backend(const Comm& comm, Backend requested, const char* fn) {
   if (requested == Backend::mpi) return Backend::mpi;
   if (requested == Backend::nccl) {
     if (!SPMD_HAVE_NCCL)
-      throw Error(std::string(fn) + ": Backend::nccl requested, but spmdarray was built without NCCL "
-                  "(configure with -DSPMD_ENABLE_NCCL=ON)", true);
+      throw Error(std::string(fn) +
+                      ": Backend::nccl requested, but spmdarray was built without NCCL "
+                      "(configure with -DSPMD_ENABLE_NCCL=ON)",
+                  true);
     if (!device)
-      throw Error(std::string(fn) + ": Backend::nccl moves device memory only; this array lives in " +
-                      MemorySpace::name(), true);
+      throw Error(
+          std::string(fn) + ": Backend::nccl moves device memory only; this array lives in " + MemorySpace::name(),
+          true);
     if (!nccl_usable(comm))
-      throw Error(std::string(fn) + ": Backend::nccl requested, but NCCL cannot run on this communicator "
-                  "(two ranks share a GPU)", true);
+      throw Error(std::string(fn) +
+                      ": Backend::nccl requested, but NCCL cannot run on this communicator "
+                      "(two ranks share a GPU)",
+                  true);
     return Backend::nccl;
   }
   // automatic

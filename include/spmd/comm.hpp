@@ -30,24 +30,42 @@ enum class Op { sum, prod, min, max, land, lor };
 template <class T>
 MPI_Datatype mpi_type() {
   using U = std::remove_cv_t<T>;
-  if constexpr (std::is_same_v<U, bool>) return MPI_CXX_BOOL;
-  else if constexpr (std::is_same_v<U, char>) return MPI_CHAR;
-  else if constexpr (std::is_same_v<U, signed char>) return MPI_SIGNED_CHAR;
-  else if constexpr (std::is_same_v<U, unsigned char>) return MPI_UNSIGNED_CHAR;
-  else if constexpr (std::is_same_v<U, short>) return MPI_SHORT;
-  else if constexpr (std::is_same_v<U, unsigned short>) return MPI_UNSIGNED_SHORT;
-  else if constexpr (std::is_same_v<U, int>) return MPI_INT;
-  else if constexpr (std::is_same_v<U, unsigned>) return MPI_UNSIGNED;
-  else if constexpr (std::is_same_v<U, long>) return MPI_LONG;
-  else if constexpr (std::is_same_v<U, unsigned long>) return MPI_UNSIGNED_LONG;
-  else if constexpr (std::is_same_v<U, long long>) return MPI_LONG_LONG;
-  else if constexpr (std::is_same_v<U, unsigned long long>) return MPI_UNSIGNED_LONG_LONG;
-  else if constexpr (std::is_same_v<U, float>) return MPI_FLOAT;
-  else if constexpr (std::is_same_v<U, double>) return MPI_DOUBLE;
-  else if constexpr (std::is_same_v<U, long double>) return MPI_LONG_DOUBLE;
-  else if constexpr (std::is_same_v<U, std::complex<float>>) return MPI_CXX_FLOAT_COMPLEX;
-  else if constexpr (std::is_same_v<U, std::complex<double>>) return MPI_CXX_DOUBLE_COMPLEX;
-  else static_assert(sizeof(U) == 0, "spmd::mpi_type: T has no MPI datatype");
+  if constexpr (std::is_same_v<U, bool>)
+    return MPI_CXX_BOOL;
+  else if constexpr (std::is_same_v<U, char>)
+    return MPI_CHAR;
+  else if constexpr (std::is_same_v<U, signed char>)
+    return MPI_SIGNED_CHAR;
+  else if constexpr (std::is_same_v<U, unsigned char>)
+    return MPI_UNSIGNED_CHAR;
+  else if constexpr (std::is_same_v<U, short>)
+    return MPI_SHORT;
+  else if constexpr (std::is_same_v<U, unsigned short>)
+    return MPI_UNSIGNED_SHORT;
+  else if constexpr (std::is_same_v<U, int>)
+    return MPI_INT;
+  else if constexpr (std::is_same_v<U, unsigned>)
+    return MPI_UNSIGNED;
+  else if constexpr (std::is_same_v<U, long>)
+    return MPI_LONG;
+  else if constexpr (std::is_same_v<U, unsigned long>)
+    return MPI_UNSIGNED_LONG;
+  else if constexpr (std::is_same_v<U, long long>)
+    return MPI_LONG_LONG;
+  else if constexpr (std::is_same_v<U, unsigned long long>)
+    return MPI_UNSIGNED_LONG_LONG;
+  else if constexpr (std::is_same_v<U, float>)
+    return MPI_FLOAT;
+  else if constexpr (std::is_same_v<U, double>)
+    return MPI_DOUBLE;
+  else if constexpr (std::is_same_v<U, long double>)
+    return MPI_LONG_DOUBLE;
+  else if constexpr (std::is_same_v<U, std::complex<float>>)
+    return MPI_CXX_FLOAT_COMPLEX;
+  else if constexpr (std::is_same_v<U, std::complex<double>>)
+    return MPI_CXX_DOUBLE_COMPLEX;
+  else
+    static_assert(sizeof(U) == 0, "spmd::mpi_type: T has no MPI datatype");
 }
 
 /// The MPI_Op of an spmd::Op. Local.
@@ -75,15 +93,13 @@ class Comm {
   template <class T>
   T allreduce(T value, Op op) const {
     T out{};
-    SPMD_MPI_CHECK(MPI_Allreduce(&value, &out, 1, mpi_type<T>(), mpi_op(op), raw()),
-                   "spmd::Comm::allreduce");
+    SPMD_MPI_CHECK(MPI_Allreduce(&value, &out, 1, mpi_type<T>(), mpi_op(op), raw()), "spmd::Comm::allreduce");
     return out;
   }
   /// Element-wise combine of data[0..n) over all ranks, in place. Collective.
   template <class T>
   void allreduce(T* data, int n, Op op) const {
-    SPMD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, n, mpi_type<T>(), mpi_op(op), raw()),
-                   "spmd::Comm::allreduce");
+    SPMD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, n, mpi_type<T>(), mpi_op(op), raw()), "spmd::Comm::allreduce");
   }
   /// `value` from `root` on every rank. Collective.
   template <class T>
@@ -108,8 +124,7 @@ class Comm {
   template <class T>
   std::vector<T> allgather(const T* data, int n) const {
     std::vector<T> out(static_cast<std::size_t>(size()) * static_cast<std::size_t>(n));
-    SPMD_MPI_CHECK(MPI_Allgather(data, n, mpi_type<T>(), out.data(), n, mpi_type<T>(), raw()),
-                   "spmd::Comm::allgather");
+    SPMD_MPI_CHECK(MPI_Allgather(data, n, mpi_type<T>(), out.data(), n, mpi_type<T>(), raw()), "spmd::Comm::allgather");
     return out;
   }
 

@@ -30,21 +30,31 @@ namespace spmd {
 struct HaloWidth {
   std::vector<int> widths;
 };
-inline HaloWidth halo(int w) { return HaloWidth{{w}}; }
-inline HaloWidth halo(std::initializer_list<int> w) { return HaloWidth{std::vector<int>(w)}; }
+inline HaloWidth halo(int w) {
+  return HaloWidth{{w}};
+}
+inline HaloWidth halo(std::initializer_list<int> w) {
+  return HaloWidth{std::vector<int>(w)};
+}
 
 /// Periodic-axes option: `periodic()` for every axis, `periodic({true, false})` per axis.
 struct Periodic {
   std::vector<bool> axes;
 };
-inline Periodic periodic() { return Periodic{{true}}; }
-inline Periodic periodic(std::initializer_list<bool> p) { return Periodic{std::vector<bool>(p)}; }
+inline Periodic periodic() {
+  return Periodic{{true}};
+}
+inline Periodic periodic(std::initializer_list<bool> p) {
+  return Periodic{std::vector<bool>(p)};
+}
 
 /// Storage label option: `label("u")` names the array's Kokkos::View (shown by Kokkos tools).
 struct Label {
   std::string name;
 };
-inline Label label(std::string name) { return Label{std::move(name)}; }
+inline Label label(std::string name) {
+  return Label{std::move(name)};
+}
 
 /// Halo exchange patterns: `face` fills the halo across faces only (no corners); `box` also fills
 /// edges and corners (3^N - 1 neighbours).
@@ -54,7 +64,9 @@ enum class Pattern { face, box };
 struct ProcessGrid {
   std::vector<int> dims;
 };
-inline ProcessGrid grid(std::initializer_list<int> d) { return ProcessGrid{std::vector<int>(d)}; }
+inline ProcessGrid grid(std::initializer_list<int> d) {
+  return ProcessGrid{std::vector<int>(d)};
+}
 
 namespace impl {
 /// True for the option types above (halo, periodic, grid, label).
@@ -163,8 +175,7 @@ class Distribution {
 
   /// Same communicator, shape and process grid: the owned boxes agree (halos may differ). Local.
   bool same_layout(const Distribution& o) const {
-    return d_ == o.d_ || (d_ && o.d_ && d_->comm == o.d_->comm && d_->shape == o.d_->shape &&
-                          d_->dims == o.d_->dims);
+    return d_ == o.d_ || (d_ && o.d_ && d_->comm == o.d_->comm && d_->shape == o.d_->shape && d_->dims == o.d_->dims);
   }
   /// Same layout, halo and periodicity. Local.
   bool operator==(const Distribution& o) const {

@@ -43,8 +43,10 @@ void host_to_owned(const Array<T, N, M>& a, const std::vector<T>& in) {
 }
 template <class T>
 MPI_Datatype gather_type() {
-  if constexpr (std::is_arithmetic_v<T>) return mpi_type<T>();
-  else return MPI_BYTE;
+  if constexpr (std::is_arithmetic_v<T>)
+    return mpi_type<T>();
+  else
+    return MPI_BYTE;
 }
 inline int checked_count(index_t n, std::size_t elem, const char* fn) {
   const index_t c = n * static_cast<index_t>(elem);
@@ -82,9 +84,8 @@ std::vector<T> gather(const Array<T, N, M>& a, int root = 0) {
   impl::block_counts(a.distribution(), unit, fn, counts, displs);  // same verdict on every rank
   std::vector<T> packed, out;
   if (comm.rank() == root) packed.resize(static_cast<std::size_t>(a.size()));
-  SPMD_MPI_CHECK(MPI_Gatherv(mine.data(), counts[comm.rank()],
-                             impl::gather_type<T>(), packed.data(), counts.data(), displs.data(),
-                             impl::gather_type<T>(), root, comm.raw()),
+  SPMD_MPI_CHECK(MPI_Gatherv(mine.data(), counts[comm.rank()], impl::gather_type<T>(), packed.data(), counts.data(),
+                             displs.data(), impl::gather_type<T>(), root, comm.raw()),
                  fn);
   if (comm.rank() == root) {
     out.resize(static_cast<std::size_t>(a.size()));
@@ -121,8 +122,8 @@ void scatter(const std::vector<T>& global, const Array<T, N, M>& a, int root = 0
   if (root < 0 || root >= comm.size())
     throw Error(impl::str(fn, ": root ", root, " is not a rank of a communicator of ", comm.size()), true);
   comm.check(comm.rank() != root || static_cast<index_t>(global.size()) == a.size(),
-             impl::str(fn, ": the host array on root ", root, " has ", global.size(), " elements, the array '", a.label(),
-                       "' of shape ", impl::shape_str(a.shape()), " has ", a.size()));
+             impl::str(fn, ": the host array on root ", root, " has ", global.size(), " elements, the array '",
+                       a.label(), "' of shape ", impl::shape_str(a.shape()), " has ", a.size()));
   const std::size_t unit = std::is_arithmetic_v<T> ? 1 : sizeof(T);
   std::vector<int> counts, displs;
   impl::block_counts(a.distribution(), unit, fn, counts, displs);  // same verdict on every rank
@@ -131,13 +132,13 @@ void scatter(const std::vector<T>& global, const Array<T, N, M>& a, int root = 0
     packed.reserve(global.size());
     const Box<N> whole{Index<N>{}, a.shape()};
     for (int r = 0; r < comm.size(); ++r)
-      for_each_index(a.distribution().owned_by(r),
-                     [&](const Index<N>& g) { packed.push_back(global[static_cast<std::size_t>(whole.offset_of(g))]); });
+      for_each_index(a.distribution().owned_by(r), [&](const Index<N>& g) {
+        packed.push_back(global[static_cast<std::size_t>(whole.offset_of(g))]);
+      });
   }
   std::vector<T> mine(static_cast<std::size_t>(a.owned().size()));
   SPMD_MPI_CHECK(MPI_Scatterv(packed.data(), counts.data(), displs.data(), impl::gather_type<T>(), mine.data(),
-                              counts[comm.rank()], impl::gather_type<T>(),
-                              root, comm.raw()),
+                              counts[comm.rank()], impl::gather_type<T>(), root, comm.raw()),
                  fn);
   impl::host_to_owned(a, mine);
 }

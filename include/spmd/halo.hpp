@@ -33,11 +33,11 @@ namespace impl {
 template <class MemorySpace>
 struct staging_space {
 #if defined(KOKKOS_ENABLE_CUDA)
-  using type = std::conditional_t<Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible,
-                                  MemorySpace, Kokkos::CudaHostPinnedSpace>;
+  using type = std::conditional_t<Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible, MemorySpace,
+                                  Kokkos::CudaHostPinnedSpace>;
 #else
-  using type = std::conditional_t<Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible,
-                                  MemorySpace, Kokkos::HostSpace>;
+  using type = std::conditional_t<Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible, MemorySpace,
+                                  Kokkos::HostSpace>;
 #endif
 };
 
@@ -100,8 +100,8 @@ struct SegmentCopy {
   using T = typename View::non_const_value_type;
   View field;
   Kokkos::View<T*, typename View::memory_space> buf;
-  index_t base;                     // buffer position of the segment's first point
-  Kokkos::Array<int, N> lo;         // first storage index
+  index_t base;                      // buffer position of the segment's first point
+  Kokkos::Array<int, N> lo;          // first storage index
   Kokkos::Array<index_t, N> stride;  // row-major strides of the segment's extents
   template <class... I>
   KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
@@ -110,8 +110,10 @@ struct SegmentCopy {
   template <std::size_t... D, class... I>
   KOKKOS_FORCEINLINE_FUNCTION void apply(std::index_sequence<D...>, I... i) const {
     const index_t at = base + ((static_cast<index_t>(i) * stride[D]) + ...);
-    if constexpr (Pack) buf(at) = field((lo[D] + i)...);
-    else field((lo[D] + i)...) = buf(at);
+    if constexpr (Pack)
+      buf(at) = field((lo[D] + i)...);
+    else
+      field((lo[D] + i)...) = buf(at);
   }
 };
 }  // namespace impl
@@ -139,7 +141,8 @@ class HaloExchange {
   /// Start filling the halos of `arrays` (all on this plan's distribution). Neighbour-collective.
   template <class... A>
   void begin(const A&... arrays) {
-    static_assert((std::is_same_v<A, array_type> && ...), "spmd::HaloExchange::begin: arrays must be of the plan's type");
+    static_assert((std::is_same_v<A, array_type> && ...),
+                  "spmd::HaloExchange::begin: arrays must be of the plan's type");
     std::array<const array_type*, sizeof...(A)> list{&arrays...};
     begin_impl(list.data(), static_cast<int>(sizeof...(A)));
   }
@@ -181,8 +184,9 @@ class HaloExchange {
   void begin_impl(const array_type* const* arrays, int n);
   void allocate(int nfields);
   template <bool Pack>
-  void copy(const std::vector<impl::HaloSegment<N>>& host_segs, Kokkos::View<const impl::HaloSegment<N>*, MemorySpace> segs,
-            index_t total, Kokkos::View<T*, MemorySpace> buf, Kokkos::View<T*, MemorySpace> other, const char* label);
+  void copy(const std::vector<impl::HaloSegment<N>>& host_segs,
+            Kokkos::View<const impl::HaloSegment<N>*, MemorySpace> segs, index_t total,
+            Kokkos::View<T*, MemorySpace> buf, Kokkos::View<T*, MemorySpace> other, const char* label);
   template <class V>
   static auto range(const V& v, index_t first, index_t count) {
     return Kokkos::subview(v, std::make_pair(first, first + count));
@@ -320,8 +324,10 @@ HaloExchange<T, N, M>::HaloExchange(const Distribution<N>& dist, Pattern pattern
       p.seg.offset = total;
       total += p.seg.count;
       if (p.peer == me) continue;
-      if (!messages.empty() && messages.back().rank == p.peer) messages.back().count += p.seg.count;
-      else messages.push_back(Peer{p.peer, tag, p.seg.offset, p.seg.count});
+      if (!messages.empty() && messages.back().rank == p.peer)
+        messages.back().count += p.seg.count;
+      else
+        messages.push_back(Peer{p.peer, tag, p.seg.offset, p.seg.count});
     }
   };
   layout(outs, send_, send_total_);
@@ -371,8 +377,10 @@ void HaloExchange<T, N, M>::allocate(int nfields) {
       throw Error(impl::str("spmd::HaloExchange: a message of ", p.count * nfields,
                             " elements is larger than MPI's int count of bytes"));
   const auto ns = static_cast<std::size_t>(send_total_ * nfields), nr = static_cast<std::size_t>(recv_total_ * nfields);
-  send_buf_ = Kokkos::View<T*, M>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::halo::send_buffer")), ns);
-  recv_buf_ = Kokkos::View<T*, M>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::halo::recv_buffer")), nr);
+  send_buf_ =
+      Kokkos::View<T*, M>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::halo::send_buffer")), ns);
+  recv_buf_ =
+      Kokkos::View<T*, M>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::halo::recv_buffer")), nr);
   if (staged_) {
     send_host_ = Kokkos::View<T*, staging>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::halo::send_staging")), ns);
@@ -394,8 +402,8 @@ void HaloExchange<T, N, M>::copy(const std::vector<impl::HaloSegment<N>>& host_s
     for (int f = 0; f < nfields_; ++f) {
       for (const auto& g : host_segs) {
         const bool wrap = !Pack && g.source >= 0;
-        impl::SegmentCopy<view_type, N, Pack> k{fields_[f], wrap ? other : buf,
-                                                nfields_ * (wrap ? g.source : g.offset) + f * g.count, g.lo, {}};
+        impl::SegmentCopy<view_type, N, Pack> k{
+            fields_[f], wrap ? other : buf, nfields_ * (wrap ? g.source : g.offset) + f * g.count, g.lo, {}};
         index_t st = 1;
         std::array<int, N> ext{};
         for (int d = N - 1; d >= 0; --d) {
@@ -409,8 +417,9 @@ void HaloExchange<T, N, M>::copy(const std::vector<impl::HaloSegment<N>>& host_s
   } else {
     // Device: every point of every segment and field in one launch.
     impl::HaloCopy<view_type, N, max_fields, Pack> k{fields_, nfields_, segs, static_cast<int>(host_segs.size()),
-                                                     total, buf, other};
-    Kokkos::parallel_for(label, Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_t>>(exec, 0, total * nfields_), k);
+                                                     total,   buf,      other};
+    Kokkos::parallel_for(
+        label, Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_t>>(exec, 0, total * nfields_), k);
   }
 }
 
@@ -422,10 +431,10 @@ void HaloExchange<T, N, M>::begin_impl(const array_type* const* arrays, int n) {
     throw Error(impl::str(fn, ": one exchange moves 1 to ", max_fields, " arrays, not ", n), true);
   for (int i = 0; i < n; ++i) {
     if (arrays[i]->distribution() != dist_)
-      throw Error(impl::str(fn, ": array '", arrays[i]->label(), "' has distribution (",
-                            arrays[i]->distribution().describe(), ") but the plan was built for (", dist_.describe(),
-                            ")"),
-                  true);
+      throw Error(
+          impl::str(fn, ": array '", arrays[i]->label(), "' has distribution (", arrays[i]->distribution().describe(),
+                    ") but the plan was built for (", dist_.describe(), ")"),
+          true);
     fields_[i] = arrays[i]->local_with_halo();
   }
   nfields_ = n;
@@ -449,8 +458,8 @@ void HaloExchange<T, N, M>::begin_impl(const array_type* const* arrays, int n) {
   char* rbase = reinterpret_cast<char*>(staged_ ? recv_host_.data() : recv_buf_.data());
   for (const auto& p : recv_) {
     MPI_Request r;
-    SPMD_MPI_CHECK(MPI_Irecv(rbase + p.offset * unit, static_cast<int>(p.count) * unit, MPI_BYTE, p.rank, p.tag, comm, &r),
-                   fn);
+    SPMD_MPI_CHECK(
+        MPI_Irecv(rbase + p.offset * unit, static_cast<int>(p.count) * unit, MPI_BYTE, p.rank, p.tag, comm, &r), fn);
     requests_.push_back(r);
   }
   copy<true>(send_segs_host_, send_segs_, send_total_, send_buf_, recv_buf_, "spmd::halo::pack");
@@ -460,8 +469,8 @@ void HaloExchange<T, N, M>::begin_impl(const array_type* const* arrays, int n) {
   char* sbase = reinterpret_cast<char*>(staged_ ? send_host_.data() : send_buf_.data());
   for (const auto& p : send_) {
     MPI_Request r;
-    SPMD_MPI_CHECK(MPI_Isend(sbase + p.offset * unit, static_cast<int>(p.count) * unit, MPI_BYTE, p.rank, p.tag, comm, &r),
-                   fn);
+    SPMD_MPI_CHECK(
+        MPI_Isend(sbase + p.offset * unit, static_cast<int>(p.count) * unit, MPI_BYTE, p.rank, p.tag, comm, &r), fn);
     requests_.push_back(r);
   }
 }

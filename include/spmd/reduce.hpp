@@ -50,10 +50,14 @@ struct ValueBody {
   template <class Acc, class... I>
   KOKKOS_FORCEINLINE_FUNCTION void operator()(Acc& acc, I... i) const {
     const Acc x = static_cast<Acc>(a(i...));
-    if constexpr (C == Combine::sum) acc += x;
-    else if constexpr (C == Combine::prod) acc *= x;
-    else if constexpr (C == Combine::min) acc = x < acc ? x : acc;
-    else if constexpr (C == Combine::max) acc = x > acc ? x : acc;
+    if constexpr (C == Combine::sum)
+      acc += x;
+    else if constexpr (C == Combine::prod)
+      acc *= x;
+    else if constexpr (C == Combine::min)
+      acc = x < acc ? x : acc;
+    else if constexpr (C == Combine::max)
+      acc = x > acc ? x : acc;
     else {
       const Acc m = x < Acc(0) ? -x : x;
       acc = m > acc ? m : acc;
@@ -101,8 +105,8 @@ struct FindBody {
 template <class T, int N, class M>
 void require_nonempty(const char* fn, const Array<T, N, M>& a) {
   if (a.size() == 0)
-    throw Error(impl::str(fn, ": zero-size array '", a.label(), "' (shape ", impl::shape_str(a.shape()),
-                          ") has no ", fn + 6, " (the reduction has no identity)"),
+    throw Error(impl::str(fn, ": zero-size array '", a.label(), "' (shape ", impl::shape_str(a.shape()), ") has no ",
+                          fn + 6, " (the reduction has no identity)"),
                 true);
 }
 
@@ -110,7 +114,8 @@ template <Combine C, class T, int N, class M>
 T reduce_value(const char* label, const Array<T, N, M>& a) {
   using Body = ValueBody<C, decltype(a.owned_access())>;
   const Body body{a.owned_access()};
-  if constexpr (C == Combine::sum) return a.comm().allreduce(local_reduce<Kokkos::Sum, T>(label, a, body), Op::sum);
+  if constexpr (C == Combine::sum)
+    return a.comm().allreduce(local_reduce<Kokkos::Sum, T>(label, a, body), Op::sum);
   else if constexpr (C == Combine::prod)
     return a.comm().allreduce(local_reduce<Kokkos::Prod, T>(label, a, body), Op::prod);
   else if constexpr (C == Combine::min)
@@ -170,8 +175,8 @@ impl::real_t<T> mean(const Array<T, N, M>& a) {
   impl::require_nonempty("spmd::mean", a);
   using R = impl::real_t<T>;
   using Body = impl::ValueBody<impl::Combine::sum, decltype(a.owned_access())>;
-  const R s = a.comm().allreduce(impl::local_reduce<Kokkos::Sum, R>("spmd::reduce::mean", a, Body{a.owned_access()}),
-                                 Op::sum);
+  const R s =
+      a.comm().allreduce(impl::local_reduce<Kokkos::Sum, R>("spmd::reduce::mean", a, Body{a.owned_access()}), Op::sum);
   return s / static_cast<R>(a.size());
 }
 /// Sum of a(i) * b(i); a and b must be distributed alike. Collective.
@@ -252,7 +257,8 @@ void allreduce(const Comm& comm, const View& v, Op op, Backend backend = Backend
     comm.allreduce(v.data(), static_cast<int>(n), op);
     return;
   }
-  Kokkos::View<T*, Kokkos::HostSpace> host(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::allreduce::host")), n);
+  Kokkos::View<T*, Kokkos::HostSpace> host(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::allreduce::host")), n);
   Kokkos::View<T*, M, Kokkos::MemoryUnmanaged> flat(v.data(), n);
   Kokkos::deep_copy(host, flat);
   comm.allreduce(host.data(), static_cast<int>(n), op);

@@ -13,9 +13,11 @@ int main(int argc, char** argv) {
   auto b = spmd::zeros<double>(a.distribution());
   auto x = a.accessor();
   auto y = b.accessor();
-  spmd::for_each(b, KOKKOS_LAMBDA(spmd::index_t i) { y(i) = x(i - 1) + x(i + 1); });
+  spmd::for_each(
+      b, KOKKOS_LAMBDA(spmd::index_t i) { y(i) = x(i - 1) + x(i + 1); });
   const double s = spmd::sum(b);
   const bool ok = s == static_cast<double>(n * (n - 1)) && b.get(0) == static_cast<double>(n - 1 + 1);
-  if (comm.rank() == 0) std::printf("consumer: sum %.1f (expected %.1f): %s\n", s, double(n * (n - 1)), ok ? "ok" : "WRONG");
+  if (comm.rank() == 0)
+    std::printf("consumer: sum %.1f (expected %.1f): %s\n", s, double(n * (n - 1)), ok ? "ok" : "WRONG");
   return ok ? 0 : 1;
 }

@@ -8,14 +8,15 @@
 namespace spmd {
 
 template <int N>
-Distribution<N>::Distribution(const Comm& comm, const index_type& shape,
-                              const impl::DistributionOptions& opts) {
+Distribution<N>::Distribution(const Comm& comm, const index_type& shape, const impl::DistributionOptions& opts) {
   const char* fn = "spmd::Distribution";
   const int p = comm.size();
   auto per_axis = [&](const auto& v, auto fallback, const char* what) {
     std::array<decltype(fallback), N> out{};
-    if (v.empty()) out.fill(fallback);
-    else if (v.size() == 1) out.fill(static_cast<decltype(fallback)>(v[0]));
+    if (v.empty())
+      out.fill(fallback);
+    else if (v.size() == 1)
+      out.fill(static_cast<decltype(fallback)>(v[0]));
     else if (v.size() == static_cast<std::size_t>(N))
       for (int d = 0; d < N; ++d) out[d] = static_cast<decltype(fallback)>(v[d]);
     else
@@ -61,14 +62,13 @@ Distribution<N>::Distribution(const Comm& comm, const index_type& shape,
         a[d] = all[part * N + d];
         b[d] = all[static_cast<std::size_t>(r) * rec + part * N + d];
       }
-      throw Error(impl::str(fn, ": the ", what[part], " differ across ranks: rank 0 passed ",
-                            impl::shape_str(a), ", rank ", r, " passed ", impl::shape_str(b)),
+      throw Error(impl::str(fn, ": the ", what[part], " differ across ranks: rank 0 passed ", impl::shape_str(a),
+                            ", rank ", r, " passed ", impl::shape_str(b)),
                   true);
     }
   }
   for (int d = 0; d < N; ++d) {
-    if (shape[d] < 0)
-      throw Error(impl::str(fn, ": negative extent in global shape ", impl::shape_str(shape)), true);
+    if (shape[d] < 0) throw Error(impl::str(fn, ": negative extent in global shape ", impl::shape_str(shape)), true);
     if (halo[d] < 0) throw Error(impl::str(fn, ": negative halo width ", impl::shape_str(halo)), true);
     if (dims[d] < 0) throw Error(impl::str(fn, ": negative process grid entry ", impl::shape_str(dims)), true);
   }
@@ -78,16 +78,18 @@ Distribution<N>::Distribution(const Comm& comm, const index_type& shape,
     long long prod = 1;
     bool any_free = false;
     for (int d = 0; d < N; ++d) {
-      if (dims[d] == 0) any_free = true;
-      else prod *= dims[d];
+      if (dims[d] == 0)
+        any_free = true;
+      else
+        prod *= dims[d];
     }
     if (!any_free && prod != p)
-      throw Error(impl::str(fn, ": process grid ", impl::shape_str(dims), " has ", prod, " ranks but the communicator has ",
-                            p),
-                  true);
+      throw Error(
+          impl::str(fn, ": process grid ", impl::shape_str(dims), " has ", prod, " ranks but the communicator has ", p),
+          true);
     if (any_free && (prod == 0 || p % prod != 0))
-      throw Error(impl::str(fn, ": process grid ", impl::shape_str(dims), " (0 = automatic) cannot be completed for ", p,
-                            " ranks"),
+      throw Error(impl::str(fn, ": process grid ", impl::shape_str(dims), " (0 = automatic) cannot be completed for ",
+                            p, " ranks"),
                   true);
     if (any_free) {
       auto chosen = impl::choose_grid(std::vector<index_t>(shape.begin(), shape.end()), p, fixed,

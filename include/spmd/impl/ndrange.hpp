@@ -61,7 +61,8 @@ auto nd_policy(const Exec& exec, const std::array<int, N>& ext) {
 
 /// Element of an N-d view at `base + i` (base: per-axis shift, e.g. the halo width).
 template <class View, std::size_t... D, class... I>
-KOKKOS_FORCEINLINE_FUNCTION typename View::reference_type view_at(const View& v, const Kokkos::Array<int, sizeof...(D)>& base,
+KOKKOS_FORCEINLINE_FUNCTION typename View::reference_type view_at(const View& v,
+                                                                  const Kokkos::Array<int, sizeof...(D)>& base,
                                                                   std::index_sequence<D...>, I... i) {
   return v((base[D] + i)...);
 }
@@ -90,10 +91,14 @@ struct DTuple<T, Ts...> {
 };
 template <std::size_t K, class T, class... Ts>
 KOKKOS_FORCEINLINE_FUNCTION const auto& dget(const DTuple<T, Ts...>& t) {
-  if constexpr (K == 0) return t.head;
-  else return dget<K - 1>(t.tail);
+  if constexpr (K == 0)
+    return t.head;
+  else
+    return dget<K - 1>(t.tail);
 }
-inline DTuple<> make_dtuple() { return {}; }
+inline DTuple<> make_dtuple() {
+  return {};
+}
 template <class T, class... Ts>
 DTuple<T, Ts...> make_dtuple(const T& h, const Ts&... ts) {
   return DTuple<T, Ts...>{h, make_dtuple(ts...)};
