@@ -18,7 +18,6 @@
 // the cost of an empty exchange.
 #include <Kokkos_Core.hpp>
 
-#include <array>
 #include <cstdint>
 #include <string>
 
@@ -27,30 +26,6 @@
 #include "spmd/halo.hpp"
 
 namespace {
-
-/// Halo points one exchange fills on this rank: for every direction o in {-1, 0, 1}^N (face: one
-/// nonzero entry) that has a neighbour (possibly this rank, across a periodic axis), the owned
-/// extent along axes where o is 0 times the halo width along the others. Local.
-template <int N>
-spmd::index_t halo_points(const spmd::Distribution<N>& dist, spmd::Pattern pattern) {
-  int ndir = 1;
-  for (int d = 0; d < N; ++d) ndir *= 3;
-  spmd::index_t total = 0;
-  for (int code = 0; code < ndir; ++code) {
-    std::array<int, N> o{};
-    int c = code, nonzero = 0;
-    for (int d = 0; d < N; ++d) {
-      o[d] = c % 3 - 1;
-      c /= 3;
-      nonzero += o[d] != 0;
-    }
-    if (nonzero == 0 || (pattern == spmd::Pattern::face && nonzero > 1) || dist.neighbor(o) < 0) continue;
-    spmd::index_t count = 1;
-    for (int d = 0; d < N; ++d) count *= o[d] == 0 ? dist.owned().extent(d) : dist.halo()[d];
-    total += count;
-  }
-  return total;
-}
 
 template <int N>
 void run_halo(benchmark::State& state, spmd::Pattern pattern) {
@@ -66,7 +41,7 @@ void run_halo(benchmark::State& state, spmd::Pattern pattern) {
   const spmd::HaloExchange<double, N> probe(dist, pattern);
   const double mpi_bytes = static_cast<double>(comm.allreduce(probe.send_points(), spmd::Op::max)) * sizeof(double);
   const int messages = comm.allreduce(probe.num_neighbors(), spmd::Op::max);  // sends to other ranks
-  const double bytes = static_cast<double>(comm.allreduce(halo_points(dist, pattern), spmd::Op::max)) * sizeof(double);
+  const double bytes = static_cast<double>(comm.allreduce(probe.fill_points(), spmd::Op::max)) * sizeof(double);
 
   a.exchange_halo(pattern);  // builds the array's plan outside the timed loop
   spmd::perf::ManualTimer timer(state);

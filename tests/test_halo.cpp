@@ -216,6 +216,8 @@ TEST(Halo, OneMessagePerNeighbourRank) {
   Distribution<1> ring(world(), {8 * p}, spmd::halo(1), spmd::periodic());
   spmd::HaloExchange<double, 1> plan(ring, Pattern::face);
   EXPECT_EQ(plan.num_neighbors(), p == 1 ? 0 : (p == 2 ? 1 : 2));
+  EXPECT_EQ(plan.fill_points(), 2);  // one halo point on each side, from wherever it comes
+  EXPECT_EQ(plan.send_points(), p == 1 ? 0 : 2);
   // 3-D box, periodic everywhere: at most p - 1 other ranks, however many of the 26 directions.
   Distribution<3> cube(world(), {6, 6, 6}, spmd::halo(1), spmd::periodic());
   spmd::HaloExchange<double, 3> box(cube, Pattern::box);

@@ -164,6 +164,8 @@ class HaloExchange {
     for (const auto& p : send_) n += p.count;
     return n;
   }
+  /// Halo points one exchange fills per array on this rank (wraps onto itself included). Local.
+  index_t fill_points() const { return recv_total_; }
   /// The backend this plan uses (never automatic). Local.
   Backend backend() const { return backend_; }
   /// True when device data is staged through host buffers for MPI. Local.
