@@ -103,6 +103,60 @@ void TransformChangesType() {
   EXPECT_EQ(spmd::allgather(b), ref);
 }
 }  // namespace algorithm_tests
+namespace algorithm_tests {
+// Arrays without halo take the flat (1-D, unrolled on GPUs) path: 2-D and 3-D, uneven blocks,
+// sizes that are not a multiple of the unroll factor, in place and with several inputs.
+void TransformOnContiguousBlocks() {
+  for (Index<3> shape : {Index<3>{7, 5, 3}, Index<3>{1, 1, 1}, Index<3>{13, 1, 2}}) {
+    Distribution<3> d(world(), shape);
+    auto x = spmd::zeros<double>(d), y = spmd::zeros<double>(d), out = spmd::full(d, -1.0);
+    auto rx = host_array<3>(shape, [](const Index<3>& g) { return 1.0 + g[0] * 0.5 - g[2]; });
+    auto ry = host_array<3>(shape, [](const Index<3>& g) { return 3.0 * g[1] + g[2]; });
+    const bool root = world().rank() == 0;
+    spmd::scatter(root ? rx : std::vector<double>{}, x);
+    spmd::scatter(root ? ry : std::vector<double>{}, y);
+    spmd::transform(
+        out, KOKKOS_LAMBDA(double a, double b) { return a * b + 1.0; }, x, y);
+    spmd::transform(
+        x, KOKKOS_LAMBDA(double a) { return -a; }, x);
+    std::vector<double> ref(rx.size()), negx(rx.size());
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      ref[i] = rx[i] * ry[i] + 1.0;
+      negx[i] = -rx[i];
+    }
+    EXPECT_EQ(spmd::allgather(out), ref);
+    EXPECT_EQ(spmd::allgather(x), negx);
+  }
+}
+
+// The unrolled form (U = 4, used on GPUs) run on the host: lengths around multiples of 4.
+struct Affine {
+  KOKKOS_INLINE_FUNCTION double operator()(double a, double b) const { return 2.0 * a - b; }
+};
+void UnrolledFlatFunctorCoversEveryElement() {
+  using V = Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  for (spmd::index_t n : {1, 3, 4, 5, 8, 10, 11}) {
+    std::vector<double> a(n), b(n), out(n, -99.0);
+    for (spmd::index_t i = 0; i < n; ++i) {
+      a[i] = 1.5 * i;
+      b[i] = 7.0 - i;
+    }
+    constexpr int U = 4;
+    using Ins = spmd::impl::DTuple<V, V>;
+    spmd::impl::FlatTransformFunctor<V, Affine, Ins, std::index_sequence<0, 1>, U> k{
+        V(out.data(), n), Affine{}, spmd::impl::make_dtuple(V(a.data(), n), V(b.data(), n)), n, (n + U - 1) / U};
+    for (spmd::index_t t = 0; t < k.slice; ++t) k(t);
+    for (spmd::index_t i = 0; i < n; ++i) EXPECT_EQ(out[i], 2.0 * a[i] - b[i]) << "n " << n << " i " << i;
+  }
+}
+}  // namespace algorithm_tests
+TEST(Algorithm, UnrolledFlatFunctorCoversEveryElement) {
+  algorithm_tests::UnrolledFlatFunctorCoversEveryElement();
+}
+TEST(Algorithm, TransformOnContiguousBlocks) {
+  algorithm_tests::TransformOnContiguousBlocks();
+}
+
 TEST(Algorithm, TransformChangesType) {
   algorithm_tests::TransformChangesType();
 }

@@ -69,11 +69,14 @@ fi
 
 if [[ "$mode" == all || "$mode" == bench ]]; then
   b="$build/perf"
+  benches=${SPMD_GPU_BENCHES:-triad reduce halo}   # a subset, e.g. SPMD_GPU_BENCHES=triad
   common=(--benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_out_format=json)
-  "$b/bench_triad" "${common[@]}" --benchmark_out="$out/triad_np1.json" > "$out/bench-triad.log" 2>&1
-  "$b/bench_reduce" "${common[@]}" --benchmark_filter='n:(1024|4096|16384|65536|262144)/' \
+  [[ $benches == *triad* ]] && "$b/bench_triad" "${common[@]}" --benchmark_out="$out/triad_np1.json" > "$out/bench-triad.log" 2>&1
+  [[ $benches == *reduce* ]] && "$b/bench_reduce" "${common[@]}" --benchmark_filter='n:(1024|4096|16384|65536|262144)/' \
     --benchmark_out="$out/reduce_np1.json" > "$out/bench-reduce.log" 2>&1
-  if [[ $ngpu -ge 2 ]]; then
+  if [[ $benches != *halo* ]]; then
+    :
+  elif [[ $ngpu -ge 2 ]]; then
     for be in mpi nccl; do
       SPMD_BACKEND=$be mpirun -n 2 --bind-to none "$b/bench_halo" "${common[@]}" \
         --benchmark_out="$out/halo_np2_$be.json" > "$out/bench-halo-$be.log" 2>&1
