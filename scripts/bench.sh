@@ -8,7 +8,7 @@ shift || true
 build=${SPMD_BUILD_DIR:-$SPMD_ROOT/build}
 mkdir -p "$results" "$(dirname "$build")"
 spmd_build "$build" -DSPMD_ENABLE_BENCHMARKS=ON
-mpiexec=$(grep -E '^MPIEXEC_EXECUTABLE' "$build/CMakeCache.txt" | cut -d= -f2)
+mpiexec=$(grep -E '^MPIEXEC_EXECUTABLE:' "$build/CMakeCache.txt" | head -1 | cut -d= -f2)
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OMP_PROC_BIND=${OMP_PROC_BIND:-false}
 flags=(--benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_out_format=json "$@")
 for np in 1 2; do
