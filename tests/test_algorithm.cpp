@@ -25,7 +25,6 @@ TEST(Algorithm, ForEachSeesGlobalIndices) {
 }
 
 namespace algorithm_tests {
-// In a free function: CUDA does not allow KOKKOS_LAMBDA inside gtest's (private) TestBody.
 void ForEachOverARegion() {
   // Interior update only: the boundary ring keeps its value (the heat app relies on this).
   Distribution<2> d(world(), {8, 6});
@@ -45,7 +44,6 @@ TEST(Algorithm, ForEachOverARegion) {
 }
 
 namespace algorithm_tests {
-// In a free function: CUDA does not allow KOKKOS_LAMBDA inside gtest's (private) TestBody.
 void TransformWithOneTwoThreeInputsAndInPlace() {
   Distribution<2> d(world(), {7, 5}, spmd::halo(1));
   Distribution<2> d0 = d.with_halo({0, 0});
@@ -92,7 +90,6 @@ TEST(Algorithm, TransformWithOneTwoThreeInputsAndInPlace) {
 }
 
 namespace algorithm_tests {
-// In a free function: CUDA does not allow KOKKOS_LAMBDA inside gtest's (private) TestBody.
 void TransformChangesType() {
   auto a = spmd::arange<int>(world(), 11);
   auto b = spmd::zeros<double>(a.distribution());

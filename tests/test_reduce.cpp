@@ -124,7 +124,6 @@ TEST(Reduce, FourDimensionsAndEmptyRanks) {
 }
 
 namespace reduce_tests {
-// In a free function: CUDA does not allow KOKKOS_LAMBDA inside gtest's (private) TestBody.
 void AllreduceOfDeviceViewsWithEachBackend() {
   const int p = world().size(), r = world().rank();
   for (spmd::Backend b : spmd::testing::backends()) {
@@ -149,7 +148,6 @@ TEST(Reduce, AllreduceOfDeviceViewsWithEachBackend) {
 }
 
 namespace reduce_tests {
-// In a free function: CUDA does not allow KOKKOS_LAMBDA inside gtest's (private) TestBody.
 void ZeroSizeArrays() {
   auto e = spmd::zeros<double>(world(), {0, 3});
   EXPECT_EQ(spmd::sum(e), 0.0);
