@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
   cli.add_option("--alpha", alpha, "diffusivity")->check(CLI::PositiveNumber);
   cli.add_option("--json", json_path, "write the results to this JSON file (rank 0)");
   cli.add_option("--check-error", check_error, "exit non-zero if the final error exceeds this");
+  // A later value of an option wins (scripts/demo.sh passes defaults before the user's options).
+  for (auto* opt : cli.get_options()) opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
