@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "spmd/comm.hpp"
+#include "spmd/impl/ndrange.hpp"
 
 namespace spmd::perf {
 
@@ -25,12 +26,7 @@ const Comm& world();
 
 /// Wait for all work on the default execution space (labelled where Kokkos supports it). Local.
 inline void fence(const char* label) {
-#if KOKKOS_VERSION >= 30600
-  Kokkos::fence(label);
-#else
-  (void)label;
-  Kokkos::fence();
-#endif
+  impl::fence(Kokkos::DefaultExecutionSpace(), label);
 }
 
 /// Run `body` once and time it: fence, barrier, MPI_Wtime, body, fence, MPI_Wtime; the maximum

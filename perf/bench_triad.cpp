@@ -103,8 +103,7 @@ void BM_copy_view(benchmark::State& state) {
 // and drift of the machine between them stays small.
 const bool registered = [] {
   // On a GPU also 2^27 (3 GiB in three arrays, far beyond any L2).
-  const bool device =
-      !Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible;
+  const bool device = !spmd::impl::host_accessible<Kokkos::DefaultExecutionSpace::memory_space>();
   for (int e : {20, 22, 24, 25, 27}) {
     if (e == 27 && !device) continue;
     const std::int64_t n = std::int64_t(1) << e;

@@ -64,7 +64,7 @@ struct TransformFunctor<Out, F, DTuple<In...>, std::index_sequence<K...>> {
 /// kernel leaves an H200's memory underused); on the host one (the compiler vectorises).
 template <class Exec>
 constexpr int flat_unroll() {
-  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible ? 1 : 4;
+  return host_accessible<typename Exec::memory_space>() ? 1 : 4;
 }
 
 /// out(i) = f(in_k(i)...) over contiguous owned blocks seen as 1-D; work item t handles

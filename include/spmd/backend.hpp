@@ -21,6 +21,7 @@
 
 #include "spmd/comm.hpp"
 #include "spmd/config.hpp"
+#include "spmd/impl/ndrange.hpp"
 
 namespace spmd {
 
@@ -90,11 +91,6 @@ void* stream_of(const Exec& exec) {
 #endif
   (void)exec;
   return nullptr;
-}
-
-template <class MemorySpace>
-constexpr bool host_accessible() {
-  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
 }
 
 /// The backend a plan on `comm` moving data in MemorySpace uses. Collective (may create the

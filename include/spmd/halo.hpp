@@ -33,11 +33,9 @@ namespace impl {
 template <class MemorySpace>
 struct staging_space {
 #if defined(KOKKOS_ENABLE_CUDA)
-  using type = std::conditional_t<Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible, MemorySpace,
-                                  Kokkos::CudaHostPinnedSpace>;
+  using type = std::conditional_t<host_accessible<MemorySpace>(), MemorySpace, Kokkos::CudaHostPinnedSpace>;
 #else
-  using type = std::conditional_t<Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible, MemorySpace,
-                                  Kokkos::HostSpace>;
+  using type = std::conditional_t<host_accessible<MemorySpace>(), MemorySpace, Kokkos::HostSpace>;
 #endif
 };
 
@@ -399,7 +397,7 @@ void HaloExchange<T, N, M>::copy(const std::vector<impl::HaloSegment<N>>& host_s
                                  Kokkos::View<T*, M> buf, Kokkos::View<T*, M> other, const char* label) {
   if (total == 0) return;
   const execution_space exec;
-  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename execution_space::memory_space>::accessible) {
+  if constexpr (impl::host_accessible<typename execution_space::memory_space>()) {
     // Host: one strided loop per segment and field (no per-point division).
     for (int f = 0; f < nfields_; ++f) {
       for (const auto& g : host_segs) {

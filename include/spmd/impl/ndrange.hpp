@@ -104,6 +104,12 @@ DTuple<T, Ts...> make_dtuple(const T& h, const Ts&... ts) {
   return DTuple<T, Ts...>{h, make_dtuple(ts...)};
 }
 
+/// True when host code can read MemorySpace (so MPI can, and host loops may run over it).
+template <class MemorySpace>
+constexpr bool host_accessible() {
+  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+}
+
 /// Fence with a label where Kokkos supports labelled fences.
 template <class Exec>
 void fence(const Exec& exec, const std::string& label) {
