@@ -557,8 +557,8 @@ void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, 
     ok = false;
     msg = e.what();
   }
-  agree(ok, msg);
   fault_point(comm, "before_rename");
+  agree(ok, msg);  // the barrier: every rank is alive and done before the file becomes visible
   ok = true;
   try {
     if (comm.rank() == 0) {
