@@ -490,6 +490,7 @@ void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, 
   std::string tmp;
   if (comm.rank() == 0) {
     remove_stale_temps(path);
+    remove_stale_temps(xdmf_path(path));
     std::random_device rd;
     char id[32];
     std::snprintf(id, sizeof id, "%x-%08x", static_cast<unsigned>(getpid()), static_cast<unsigned>(rd()));
