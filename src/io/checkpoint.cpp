@@ -119,7 +119,6 @@ class Handle {
     id_ = -1;
     if (id >= 0) w.check(close_(id), what);
   }
-  hid_t get() const { return id_; }
   operator hid_t() const { return id_; }
 
  private:
