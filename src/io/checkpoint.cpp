@@ -439,18 +439,115 @@ FileInfo inspect_local(const std::string& path, const char* fn) {
   return info;
 }
 
-FileInfo inspect_agreed(const std::string& path, const Comm& comm, const char* fn) {
+// A FileInfo as bytes, to broadcast what rank 0 read.
+class Packer {
+ public:
+  template <class T>
+  void put(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    const auto* p = reinterpret_cast<const char*>(&v);
+    bytes.append(p, sizeof(T));
+  }
+  void put(const std::string& s) {
+    put(static_cast<std::uint64_t>(s.size()));
+    bytes += s;
+  }
+  std::string bytes;
+};
+class Unpacker {
+ public:
+  explicit Unpacker(const std::string& b) : bytes_(b) {}
+  template <class T>
+  T get() {
+    T v{};
+    std::memcpy(&v, bytes_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return v;
+  }
+  std::string get_string() {
+    const auto n = static_cast<std::size_t>(get<std::uint64_t>());
+    std::string s = bytes_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
+
+ private:
+  const std::string& bytes_;
+  std::size_t pos_ = 0;
+};
+
+std::string pack(const FileInfo& info) {
+  Packer p;
+  p.put(info.path);
+  p.put(info.format_version);
+  p.put(info.library_version);
+  p.put(static_cast<std::uint64_t>(info.datasets.size()));
+  for (const auto& d : info.datasets) {
+    p.put(d.name);
+    p.put(static_cast<int>(d.type));
+    p.put(d.checksum);
+    p.put(static_cast<std::uint64_t>(d.shape.size()));
+    for (index_t e : d.shape) p.put(e);
+  }
+  p.put(static_cast<std::uint64_t>(info.attributes.size()));
+  for (const auto& [k, v] : info.attributes) {
+    p.put(k);
+    p.put(static_cast<int>(v.index()));
+    if (const auto* i = std::get_if<std::int64_t>(&v))
+      p.put(*i);
+    else if (const auto* x = std::get_if<double>(&v))
+      p.put(*x);
+    else
+      p.put(std::get<std::string>(v));
+  }
+  return p.bytes;
+}
+
+FileInfo unpack(const std::string& bytes) {
+  Unpacker u(bytes);
   FileInfo info;
+  info.path = u.get_string();
+  info.format_version = u.get<std::int64_t>();
+  info.library_version = u.get_string();
+  const auto nd = u.get<std::uint64_t>();
+  for (std::uint64_t k = 0; k < nd; ++k) {
+    DatasetInfo d;
+    d.name = u.get_string();
+    d.type = static_cast<ElementType>(u.get<int>());
+    d.checksum = u.get<std::uint32_t>();
+    const auto r = u.get<std::uint64_t>();
+    for (std::uint64_t a = 0; a < r; ++a) d.shape.push_back(u.get<index_t>());
+    info.datasets.push_back(std::move(d));
+  }
+  const auto na = u.get<std::uint64_t>();
+  for (std::uint64_t k = 0; k < na; ++k) {
+    std::string key = u.get_string();
+    const int which = u.get<int>();
+    if (which == 0)
+      info.attributes[key] = u.get<std::int64_t>();
+    else if (which == 1)
+      info.attributes[key] = u.get<double>();
+    else
+      info.attributes[key] = u.get_string();
+  }
+  return info;
+}
+
+/// Rank 0 reads the metadata (one reader, however many ranks) and broadcasts it; a failure
+/// becomes the same spmd::Error on every rank. Collective.
+FileInfo inspect_agreed(const std::string& path, const Comm& comm, const char* fn) {
   bool ok = true;
-  std::string msg;
-  try {
-    info = inspect_local(path, fn);
-  } catch (const std::exception& e) {
-    ok = false;
-    msg = e.what();
+  std::string msg, blob;
+  if (comm.rank() == 0) {
+    try {
+      blob = pack(inspect_local(path, fn));
+    } catch (const std::exception& e) {
+      ok = false;
+      msg = e.what();
+    }
   }
   comm.check(ok, msg);
-  return info;
+  return unpack(bcast_string(comm, blob));
 }
 
 }  // namespace
@@ -732,13 +829,15 @@ std::optional<std::string> CheckpointSeries::latest() const {
   const std::vector<std::int64_t> s = steps();
   for (auto it = s.rbegin(); it != s.rend(); ++it) {
     const std::string p = path(*it);
-    bool ok = true;
-    try {
-      impl::inspect_local(p, "spmd::io::CheckpointSeries::latest");
-    } catch (const std::exception&) {
-      ok = false;
+    int ok = 1;
+    if (comm_.rank() == 0) {
+      try {
+        impl::inspect_local(p, "spmd::io::CheckpointSeries::latest");
+      } catch (const std::exception&) {
+        ok = 0;
+      }
     }
-    if (comm_.allreduce(ok ? 1 : 0, Op::min) == 1) return p;
+    if (comm_.bcast(ok, 0) == 1) return p;
   }
   return std::nullopt;
 }
