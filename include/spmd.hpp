@@ -14,3 +14,6 @@
 #include "spmd/reduce.hpp"
 #include "spmd/gather.hpp"
 #include "spmd/math.hpp"
+#if SPMD_HAVE_HDF5
+#include "spmd/io/checkpoint.hpp"
+#endif

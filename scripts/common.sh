@@ -26,3 +26,11 @@ spmd_build() {
   cmake --build "$build" -j "${SPMD_JOBS:-$(nproc)}" >"$build.build.log" 2>&1 ||
     { tail -60 "$build.build.log" >&2; return 1; }
 }
+
+# Prints -DSPMD_ENABLE_HDF5=ON when a parallel HDF5 is installed (Debian's libhdf5-mpich-dev), so
+# the checkpoint module is built and tested wherever it can be; nothing otherwise.
+spmd_hdf5_flag() {
+  if dpkg-query -W -f='${Status}' libhdf5-mpich-dev 2>/dev/null | grep -q "install ok installed"; then
+    echo "-DSPMD_ENABLE_HDF5=ON"
+  fi
+}

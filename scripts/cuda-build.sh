@@ -21,7 +21,7 @@ export CMAKE_POLICY_VERSION_MINIMUM=3.5
 spmd_log "configuring the CUDA build in $build"
 cmake -S "$SPMD_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$prefix/bin/nvcc_wrapper" \
   -DCMAKE_PREFIX_PATH="$prefix" -DMPI_CXX_COMPILER="$mpicxx" -DSPMD_ENABLE_NCCL=ON -DSPMD_ENABLE_TESTS=ON \
-  -DSPMD_ENABLE_APPS=ON -DSPMD_ENABLE_BENCHMARKS=ON >"$build.configure.log" 2>&1 ||
+  -DSPMD_ENABLE_APPS=ON -DSPMD_ENABLE_BENCHMARKS=ON $(spmd_hdf5_flag) >"$build.configure.log" 2>&1 ||
   { cat "$build.configure.log" >&2; exit 1; }
 spmd_log "building every target for CUDA (log: $build.build.log)"
 cmake --build "$build" -j "${SPMD_JOBS:-$(nproc)}" >"$build.build.log" 2>&1 || { grep -m30 -B2 -A3 error "$build.build.log" >&2; exit 1; }

@@ -1,0 +1,343 @@
+// spmd::io: checkpoints round-trip at any rank count and process grid, carry attributes and a
+// checksum equal to a serial zlib crc32, and every invalid file is refused on every rank alike.
+//
+// Files go under ./io-test/np<ranks>/ (the ctest working directory). The CrossRank tests run only
+// when SPMD_IO_CROSS_DIR is set: ctest writes there at 4 ranks and reads at 1, 2 and 3.
+#include <hdf5.h>
+#include <zlib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "spmd_test.hpp"
+
+using spmd::Array;
+using spmd::Distribution;
+using spmd::Index;
+using spmd::index_t;
+using spmd::testing::expect_all;
+using spmd::testing::world;
+namespace io = spmd::io;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A fresh directory shared by the ranks of this job. Collective.
+std::string test_dir(const std::string& name) {
+  const std::string dir = "io-test/np" + std::to_string(world().size()) + "/" + name;
+  if (world().rank() == 0) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  world().barrier();
+  return dir;
+}
+
+/// Element value at global index g (distinct, exact in every tested type).
+template <class T, int N>
+T value_at(const Index<N>& g, int salt) {
+  double v = salt;
+  for (int d = 0; d < N; ++d) v = v * 37.0 + static_cast<double>(g[d]);
+  if constexpr (std::is_floating_point_v<T>) return static_cast<T>(v * 0.5 - 3.0);
+  return static_cast<T>(v) - static_cast<T>(7);
+}
+
+template <class T, int N>
+std::vector<T> reference(const Index<N>& shape, int salt) {
+  return spmd::testing::host_array<N, T>(shape, [&](const Index<N>& g) { return value_at<T, N>(g, salt); });
+}
+
+template <class T, int N>
+Array<T, N> filled(const Distribution<N>& d, int salt) {
+  Array<T, N> a(d, "test_io::a");
+  a.fill(T(-99));  // halos keep this
+  spmd::scatter(world().rank() == 0 ? reference<T, N>(d.shape(), salt) : std::vector<T>{}, a);
+  return a;
+}
+
+template <class T>
+std::uint32_t serial_crc(const std::vector<T>& v) {
+  return static_cast<std::uint32_t>(crc32_z(0L, reinterpret_cast<const Bytef*>(v.data()), v.size() * sizeof(T)));
+}
+
+/// Expect that `a` holds reference<T>(shape, salt) (checked on rank 0, agreed).
+template <class T, int N>
+void expect_values(const Array<T, N>& a, int salt, const char* what) {
+  const std::vector<T> got = spmd::gather(a);
+  bool ok = true;
+  if (world().rank() == 0) {
+    ok = got == reference<T, N>(a.shape(), salt);
+    EXPECT_TRUE(ok) << what << ": loaded values differ from the reference";
+  }
+  expect_all(world().bcast(ok ? 1 : 0, 0) == 1, what);
+}
+
+/// Save on distribution `w` (halo 1), load on `r`; values, checksum and halo untouched.
+template <class T, int N>
+void round_trip(const Index<N>& shape, const std::vector<int>& write_grid, const std::vector<int>& read_grid,
+                const std::string& dir) {
+  spmd::impl::DistributionOptions wo, ro;
+  wo.dims = write_grid;
+  wo.halo = {1};
+  ro.dims = read_grid;
+  ro.halo = {N > 1 ? 1 : 0};
+  Distribution<N> wd(world(), shape, wo), rd(world(), shape, ro);
+  const int salt = N * 10 + static_cast<int>(sizeof(T));
+  auto a = filled<T, N>(wd, salt);
+  const std::string path =
+      dir + "/rt_" + std::to_string(N) + "d_" + io::element_type_name(io::element_type<T>()) + ".h5";
+  io::save(path, {{"a", a}}, {{"step", std::int64_t(N)}});
+  auto b = io::load<T>(path, "a", rd);
+  expect_values(b, salt, path.c_str());
+  const std::uint32_t ref_crc = world().rank() == 0 ? serial_crc(reference<T, N>(shape, salt)) : 0;
+  EXPECT_EQ(io::checksum(b), world().bcast(ref_crc, 0)) << "parallel checksum vs serial zlib crc32";
+  EXPECT_EQ(io::inspect(path, world()).find("a")->checksum, world().bcast(ref_crc, 0));
+}
+
+}  // namespace
+
+TEST(Io, RoundTrip1Dto4DAllTypes) {
+  const std::string dir = test_dir("roundtrip");
+  const int p = world().size();
+  round_trip<double, 1>({37}, {0}, {0}, dir);
+  round_trip<std::int32_t, 1>({5}, {0}, {0}, dir);
+  round_trip<float, 2>({13, 9}, {0, 0}, {1, p}, dir);
+  round_trip<std::int64_t, 2>({7, 11}, {p, 1}, {1, p}, dir);
+  round_trip<double, 3>({5, 6, 7}, {1, 1, p}, {p, 1, 1}, dir);
+  round_trip<std::int32_t, 3>({4, 3, 5}, {0, 0, 0}, {1, 1, p}, dir);
+  round_trip<float, 4>({3, 4, 2, 5}, {1, p, 1, 1}, {0, 0, 0, 0}, dir);
+  round_trip<std::int64_t, 4>({2, 3, 4, 3}, {0, 0, 0, 0}, {1, 1, p, 1}, dir);
+}
+
+TEST(Io, EmptyBlocksAndEmptyArrays) {
+  const std::string dir = test_dir("empty");
+  // 2 elements on up to 4 ranks: some ranks own nothing; and a 0 x 3 array.
+  Distribution<1> d(world(), {2});
+  auto a = filled<double, 1>(d, 3);
+  Distribution<2> z(world(), {0, 3});
+  Array<std::int32_t, 2> e(z);
+  io::save(dir + "/e.h5", {{"a", a}, {"zero", e}});
+  auto b = io::load<double>(dir + "/e.h5", "a", Distribution<1>(world(), {2}));
+  expect_values(b, 3, "two elements");
+  auto f = io::load<std::int32_t>(dir + "/e.h5", "zero", z);
+  EXPECT_EQ(f.size(), 0);
+  EXPECT_EQ(io::inspect(dir + "/e.h5", world()).find("zero")->checksum, 0u);  // crc32 of nothing
+}
+
+TEST(Io, SeveralArraysAttributesAndXdmf) {
+  const std::string dir = test_dir("multi");
+  Distribution<2> d2(world(), {12, 10}, spmd::halo(1));
+  Distribution<3> d3(world(), {4, 5, 6});
+  Distribution<1> d1(world(), {9});
+  auto u = filled<double, 2>(d2, 1);
+  auto w = filled<float, 3>(d3, 2);
+  auto k = filled<std::int64_t, 1>(d1, 3);
+  const io::Attributes attrs{
+      {"step", std::int64_t(42)}, {"time", 0.125}, {"name", std::string("heat run")}, {"empty", std::string()}};
+  const std::string path = dir + "/state.h5";
+  io::save(path, {{"u", u}, {"w", w}, {"k", k}}, attrs);
+  EXPECT_EQ(io::read_attributes(path, world()), attrs);
+  const io::FileInfo info = io::inspect(path, world());
+  EXPECT_EQ(info.format_version, io::format_version);
+  EXPECT_EQ(info.library_version, SPMD_VERSION_STRING);
+  ASSERT_EQ(info.datasets.size(), 3u);
+  EXPECT_EQ(info.find("w")->type, io::ElementType::float32);
+  EXPECT_EQ(info.find("w")->shape, (std::vector<index_t>{4, 5, 6}));
+  expect_values(io::load<double>(path, "u", Distribution<2>(world(), {12, 10})), 1, "u");
+  expect_values(io::load<float>(path, "w", d3), 2, "w");
+  expect_values(io::load<std::int64_t>(path, "k", d1), 3, "k");
+  // load_into leaves the halo as it was.
+  auto v = spmd::full<double>(d2, -5.0);
+  io::load_into(path, "u", v);
+  expect_values(v, 1, "load_into");
+  const auto local = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v.local_with_halo());
+  bool halo_ok = true;
+  if (v.owned().size() > 0) halo_ok = local(0, 0) == -5.0;
+  expect_all(halo_ok, "halo untouched by load_into");
+
+  bool xmf_ok = true;
+  if (world().rank() == 0) {
+    std::ifstream in(dir + "/state.xmf");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string x = ss.str();
+    xmf_ok = x.find("2DCoRectMesh\" Dimensions=\"12 10\"") != std::string::npos &&
+             x.find("3DCoRectMesh\" Dimensions=\"4 5 6\"") != std::string::npos &&
+             x.find("state.h5:/u") != std::string::npos && x.find("state.h5:/w") != std::string::npos &&
+             x.find("state.h5:/k") == std::string::npos && x.find("<Time Value=\"0.125\"") != std::string::npos;
+    EXPECT_TRUE(xmf_ok) << x;
+  }
+  expect_all(world().bcast(xmf_ok ? 1 : 0, 0) == 1, "xdmf sidecar");
+  // Overwriting replaces the file (atomically) and leaves no temporary behind.
+  auto u2 = filled<double, 2>(d2, 9);
+  io::save(path, {{"u", u2}});
+  expect_values(io::load<double>(path, "u", d2), 9, "overwritten");
+  bool clean = true;
+  if (world().rank() == 0)
+    for (const auto& e : fs::directory_iterator(dir)) clean = clean && e.path().filename().string()[0] != '.';
+  expect_all(world().bcast(clean ? 1 : 0, 0) == 1, "no temporaries left");
+}
+
+TEST(Io, SaveArgumentErrors) {
+  const std::string dir = test_dir("args");
+  Distribution<1> d(world(), {8});
+  auto a = filled<double, 1>(d, 1);
+  SPMD_EXPECT_COLLECTIVE_ERROR(io::save(dir + "/x.h5", {{"a", a}, {"a", a}}), "given twice");
+  SPMD_EXPECT_COLLECTIVE_ERROR(io::save(dir + "/x.h5", {{"a/b", a}}), "dataset name 'a/b'");
+  SPMD_EXPECT_COLLECTIVE_ERROR(io::save(dir + "/x.h5", {{"a", a}}, {{"spmd_x", std::int64_t(1)}}), "reserved");
+  if (world().size() > 1) {
+    const io::Attributes mine{{"rank", std::int64_t(world().rank())}};
+    SPMD_EXPECT_COLLECTIVE_ERROR(io::save(dir + "/x.h5", {{"a", a}}, mine), "attributes differ between ranks");
+  }
+  SPMD_EXPECT_COLLECTIVE_ERROR(io::save(dir + "/no/such/dir/x.h5", {{"a", a}}), "spmd::io::save");
+  expect_all(!fs::exists(dir + "/x.h5"), "nothing written by failed saves");
+}
+
+namespace {
+/// Rank 0 changes the file with serial HDF5 (to make invalid files), then all ranks go on.
+template <class F>
+void edit_file(const std::string& path, F&& f) {
+  if (world().rank() == 0) {
+    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(file, 0);
+    f(file);
+    ASSERT_GE(H5Fclose(file), 0);
+  }
+  world().barrier();
+}
+}  // namespace
+
+TEST(Io, InvalidFilesGiveTheSameErrorEverywhere) {
+  const std::string dir = test_dir("invalid");
+  Distribution<2> d(world(), {10, 6});
+  auto a = filled<double, 2>(d, 4);
+  const std::string good = dir + "/good.h5";
+  io::save(good, {{"a", a}});
+
+  SPMD_EXPECT_COLLECTIVE_ERROR(io::load<double>(dir + "/missing.h5", "a", d), "No such file");
+  if (world().rank() == 0) std::ofstream(dir + "/text.h5") << "this is not HDF5\n";
+  world().barrier();
+  SPMD_EXPECT_COLLECTIVE_ERROR(io::load<double>(dir + "/text.h5", "a", d), "is not an HDF5 file");
+  SPMD_EXPECT_COLLECTIVE_ERROR(io::load<double>(good, "b", d), "has no dataset 'b' (it has {a})");
+  SPMD_EXPECT_COLLECTIVE_ERROR(io::load<float>(good, "a", Distribution<2>(world(), {10, 6})),
+                               "holds float64 elements; the array to load into holds float32");
+  SPMD_EXPECT_COLLECTIVE_ERROR(io::load<double>(good, "a", Distribution<2>(world(), {6, 10})),
+                               "has shape {10, 6}; the requested distribution has shape {6, 10}");
+  SPMD_EXPECT_COLLECTIVE_ERROR(io::load<double>(good, "a", Distribution<3>(world(), {10, 6, 1})), "has shape {10, 6}");
+
+  // Checksum: change one element behind the library's back.
+  const std::string corrupt = dir + "/corrupt.h5";
+  io::save(corrupt, {{"a", a}});
+  edit_file(corrupt, [](hid_t file) {
+    const hid_t dset = H5Dopen2(file, "a", H5P_DEFAULT);
+    const hid_t space = H5Dget_space(dset);
+    const hsize_t start[2] = {3, 2}, count[2] = {1, 1};
+    H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr);
+    const hid_t mem = H5Screate_simple(1, count, nullptr);
+    const double v = 1e300;
+    EXPECT_GE(H5Dwrite(dset, H5T_NATIVE_DOUBLE, mem, space, H5P_DEFAULT, &v), 0);
+    H5Sclose(mem);
+    H5Sclose(space);
+    H5Dclose(dset);
+  });
+  SPMD_EXPECT_COLLECTIVE_ERROR(io::load<double>(corrupt, "a", d), "checksum mismatch in dataset 'a'");
+  // ... which the caller may skip.
+  io::LoadOptions skip;
+  skip.verify_checksum = false;
+  EXPECT_NO_THROW(io::load<double>(corrupt, "a", d, skip));
+
+  // A newer format version.
+  const std::string newer = dir + "/newer.h5";
+  io::save(newer, {{"a", a}});
+  edit_file(newer, [](hid_t file) {
+    const hid_t attr = H5Aopen(file, "spmd_format_version", H5P_DEFAULT);
+    const std::int64_t v = io::format_version + 1;
+    EXPECT_GE(H5Awrite(attr, H5T_NATIVE_INT64, &v), 0);
+    H5Aclose(attr);
+  });
+  SPMD_EXPECT_COLLECTIVE_ERROR(io::load<double>(newer, "a", d), "newer than the version 1");
+
+  // An HDF5 file that spmdarray did not write.
+  const std::string foreign = dir + "/foreign.h5";
+  if (world().rank() == 0) H5Fclose(H5Fcreate(foreign.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+  world().barrier();
+  SPMD_EXPECT_COLLECTIVE_ERROR(io::inspect(foreign, world()), "not an spmdarray checkpoint");
+
+  // Truncated: the last part of the file (the data) is cut off.
+  const std::string cut = dir + "/truncated.h5";
+  io::save(cut, {{"a", a}});
+  if (world().rank() == 0) fs::resize_file(cut, fs::file_size(cut) - 200);
+  world().barrier();
+  SPMD_EXPECT_COLLECTIVE_ERROR(io::load<double>(cut, "a", d), "truncated");
+
+  // The good file still loads after all that.
+  expect_values(io::load<double>(good, "a", d), 4, "good file");
+}
+
+TEST(Io, CheckpointSeriesKeepsTheNewest) {
+  const std::string dir = test_dir("series");
+  Distribution<2> d(world(), {6, 5});
+  io::CheckpointSeries series(world(), dir + "/run", 2);
+  EXPECT_FALSE(series.latest().has_value());
+  for (int step = 10; step <= 40; step += 10) {
+    auto a = filled<double, 2>(d, step);
+    series.save(step, {{"u", a}}, {{"time", step * 0.5}});
+  }
+  EXPECT_EQ(series.steps(), (std::vector<std::int64_t>{30, 40}));
+  ASSERT_TRUE(series.latest().has_value());
+  EXPECT_EQ(*series.latest(), dir + "/run.0000000040.h5");
+  const auto attrs = io::read_attributes(*series.latest(), world());
+  EXPECT_EQ(std::get<std::int64_t>(attrs.at("step")), 40);
+  EXPECT_EQ(std::get<double>(attrs.at("time")), 20.0);
+  expect_values(io::load<double>(*series.latest(), "u", d), 40, "latest");
+  // A newest file that is not a valid checkpoint is passed over; stale temporaries are ignored by
+  // latest() and removed by the next save.
+  if (world().rank() == 0) {
+    std::ofstream(dir + "/run.0000000050.h5") << "garbage";
+    std::ofstream(dir + "/.run.0000000060.h5.tmp-dead-beef") << "half a file";
+  }
+  world().barrier();
+  EXPECT_EQ(*series.latest(), dir + "/run.0000000040.h5");
+  auto a = filled<double, 2>(d, 70);
+  series.save(70, {{"u", a}});
+  EXPECT_EQ(series.steps(), (std::vector<std::int64_t>{50, 70}));
+  expect_all(!fs::exists(dir + "/.run.0000000060.h5.tmp-dead-beef"), "stale temporary removed");
+}
+
+// ---- cross-rank-count restarts (a ctest fixture: write at 4 ranks, read at 1, 2, 3) ------------------
+
+namespace {
+std::string cross_dir() {
+  const char* d = std::getenv("SPMD_IO_CROSS_DIR");
+  return d ? d : "";
+}
+}  // namespace
+
+TEST(CrossRank, Write) {
+  if (cross_dir().empty()) GTEST_SKIP() << "SPMD_IO_CROSS_DIR not set";
+  if (world().rank() == 0) fs::create_directories(cross_dir());
+  world().barrier();
+  // Written on a 4 x 1 (2-D) and 1 x 2 x 2 (3-D) grid with halos.
+  Distribution<2> d2(world(), {23, 17}, spmd::halo(1), spmd::grid({world().size(), 1}));
+  Distribution<3> d3(world(), {5, 9, 7}, spmd::halo(1), spmd::grid({1, 0, 0}));
+  auto u = filled<double, 2>(d2, 5);
+  auto w = filled<std::int32_t, 3>(d3, 6);
+  io::save(cross_dir() + "/cross.h5", {{"u", u}, {"w", w}}, {{"ranks", std::int64_t(world().size())}});
+}
+
+TEST(CrossRank, Read) {
+  if (cross_dir().empty()) GTEST_SKIP() << "SPMD_IO_CROSS_DIR not set";
+  const std::string path = cross_dir() + "/cross.h5";
+  EXPECT_EQ(std::get<std::int64_t>(io::read_attributes(path, world()).at("ranks")), 4);
+  const int p = world().size();
+  for (const auto& g : {std::vector<int>{1, p}, std::vector<int>{p, 1}}) {
+    spmd::impl::DistributionOptions o;
+    o.dims = g;
+    o.halo = {2};
+    expect_values(io::load<double>(path, "u", Distribution<2>(world(), {23, 17}, o)), 5, "u at another rank count");
+  }
+  expect_values(io::load<std::int32_t>(path, "w", Distribution<3>(world(), {5, 9, 7}, spmd::grid({0, 0, 1}))), 6,
+                "w at another rank count");
+}
