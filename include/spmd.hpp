@@ -14,3 +14,4 @@
 #include "spmd/reduce.hpp"
 #include "spmd/gather.hpp"
 #include "spmd/math.hpp"
+#include "spmd/redistribute.hpp"
