@@ -15,3 +15,4 @@
 #include "spmd/gather.hpp"
 #include "spmd/math.hpp"
 #include "spmd/redistribute.hpp"
+#include "spmd/blas.hpp"

@@ -27,7 +27,9 @@
 /// sub-communicator passes a null Distribution (and a null Array to apply()): it sends its
 /// source data and receives nothing. Ranks are matched through the transfer communicator, so the
 /// sub-communicator's rank order does not matter; every rank of the sub-communicator must belong
-/// to the transfer communicator.
+/// to the transfer communicator. The destination may be replicated: several disjoint
+/// sub-communicators each hold a distribution of the destination shape (one per process row,
+/// say), and each replica receives all the data (blas.hpp's gemv broadcasts x that way).
 
 #include <Kokkos_Core.hpp>
 
@@ -353,9 +355,9 @@ RegionPlan<T, N, M, Mem>::RegionPlan(const Comm& comm, const Distribution<N>& fr
           if (at(r, F_SHAPE + a) != sshape[a]) err = str(fn, ": ranks disagree on the source shape");
       }
       if (at(r, 1)) {
-        if (at(r, 3) != nto)
+        if (nto % at(r, 3) != 0)
           err = str(fn, ": the destination distribution's communicator has ", at(r, 3), " ranks but ", nto,
-                    " ranks of the transfer communicator hold it");
+                    " ranks of the transfer communicator hold it (or a replica of it)");
         for (int k = 0; k < M; ++k)
           if (at(r, T_SHAPE + k) != dshape[k]) err = str(fn, ": ranks disagree on the destination shape");
       }
