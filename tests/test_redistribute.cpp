@@ -74,15 +74,20 @@ void round_trip(const Index<N>& shape, std::vector<int> dims_a, int ha, std::vec
   spmd::testing::expect_all(check(b, identity<N>()), "redistribute");
 }
 
-/// Apply a selection from `from` into a fresh array on `to` and check.
+/// Apply a selection from `from` into a fresh array on `to` and check; then again with the
+/// device form of the copy kernels (one launch over all boxes), which CPU builds otherwise skip.
 template <int N, int M>
 void select(const Distribution<N>& from, const Selection<N, M>& sel, const Distribution<M>& to) {
   Array<double, N> a(from, "a");
   Array<double, M> b(to, "b");
   fill_pattern(a);
-  b.fill(sentinel);
-  spmd::impl::RegionPlan<double, N, M, spmd::DefaultMemorySpace>(from, sel, to).apply(a, b);
-  spmd::testing::expect_all(check(b, sel), "selection");
+  spmd::impl::RegionPlan<double, N, M, spmd::DefaultMemorySpace> plan(from, sel, to);
+  for (bool flat : {false, true}) {
+    b.fill(sentinel);
+    plan.use_flat_kernels(flat);
+    plan.apply(a, b);
+    spmd::testing::expect_all(check(b, sel), flat ? "selection (flat kernels)" : "selection");
+  }
 }
 
 }  // namespace

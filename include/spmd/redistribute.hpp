@@ -243,6 +243,10 @@ class RegionPlan {
   /// Points this rank sends to other ranks / copies within itself per apply.
   index_t send_points() const { return send_total_; }
   index_t local_points() const { return self_.count; }
+  /// On host execution spaces, copy with the device form (one launch over all boxes, a binary
+  /// search per point) instead of one box loop per box: lets CPU tests cover the GPU kernels.
+  /// Local.
+  void use_flat_kernels(bool flat) { flat_ = flat || !host_accessible<typename execution_space::memory_space>(); }
 
  private:
   using src_view = typename src_array::view_type;
@@ -269,6 +273,7 @@ class RegionPlan {
   std::string fn_;
   Backend backend_ = Backend::mpi;
   bool staged_ = false;
+  bool flat_ = !host_accessible<typename execution_space::memory_space>();
   int tag_ = 0;
   Kokkos::Array<int, N> coef_{}, axis_{};
   std::vector<Peer> sends_, recvs_;
@@ -494,21 +499,23 @@ void RegionPlan<T, N, M, Mem>::run(const std::vector<seg_t>& host_segs, const Ko
   const Move mv{s, d, buf, coef_, axis_};
   const execution_space exec;
   if constexpr (host_accessible<typename execution_space::memory_space>()) {
-    for (const auto& g : host_segs) {
-      RegionCopyBox<Move, N, M> k{mv, g, {}};
-      std::array<int, M> ext{};
-      index_t st = 1;
-      for (int dd = M - 1; dd >= 0; --dd) {
-        k.stride[dd] = st;
-        st *= g.ext[dd];
-        ext[dd] = g.ext[dd];
+    if (!flat_) {
+      for (const auto& g : host_segs) {
+        RegionCopyBox<Move, N, M> k{mv, g, {}};
+        std::array<int, M> ext{};
+        index_t st = 1;
+        for (int dd = M - 1; dd >= 0; --dd) {
+          k.stride[dd] = st;
+          st *= g.ext[dd];
+          ext[dd] = g.ext[dd];
+        }
+        Kokkos::parallel_for(label, nd_policy<M>(exec, ext), k);
       }
-      Kokkos::parallel_for(label, nd_policy<M>(exec, ext), k);
+      return;
     }
-  } else {
-    RegionCopyFlat<Move, N, M> k{mv, segs, static_cast<int>(host_segs.size())};
-    Kokkos::parallel_for(label, Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_t>>(exec, 0, total), k);
   }
+  RegionCopyFlat<Move, N, M> k{mv, segs, static_cast<int>(host_segs.size())};
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_t>>(exec, 0, total), k);
 }
 
 template <class T, int N, int M, class Mem>
