@@ -14,6 +14,8 @@
 #include "spmd/reduce.hpp"
 #include "spmd/gather.hpp"
 #include "spmd/math.hpp"
+#include "spmd/redistribute.hpp"
+#include "spmd/blas.hpp"
 #if SPMD_HAVE_HDF5
 #include "spmd/io/checkpoint.hpp"
 #endif

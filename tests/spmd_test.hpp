@@ -20,6 +20,43 @@ double pattern_value(const Index<N>& g) {
   return v;
 }
 
+/// A value no test computes: halo points that must stay untouched hold it.
+constexpr double sentinel = -12345.0;
+
+/// Writes pattern_value(g) + shift at every owned global index g (a functor: device lambdas
+/// cannot be generic).
+template <int N>
+struct PatternFill {
+  GlobalAccess<typename Array<double, N>::view_type, N> acc;
+  double shift;
+  template <class... I>
+  KOKKOS_INLINE_FUNCTION void operator()(I... g) const {
+    const index_t idx[N] = {g...};
+    double v = 0;
+    for (int d = 0; d < N; ++d) v = v * 100.0 + static_cast<double>(idx[d]) + 1.0;
+    acc(g...) = v + shift;
+  }
+};
+
+/// Owned points = pattern_value(g) + shift, halo = sentinel.
+template <int N>
+void fill_pattern(const Array<double, N>& a, double shift = 0.0) {
+  a.fill(sentinel);
+  for_each(a, PatternFill<N>{a.accessor(), shift});
+  Kokkos::fence();
+}
+
+/// The global indices of a rank's storage: its owned box widened by the halo.
+template <int N>
+Box<N> storage_box(const Distribution<N>& d) {
+  Box<N> b;
+  for (int ax = 0; ax < N; ++ax) {
+    b.lo[ax] = d.owned().lo[ax] - d.halo()[ax];
+    b.hi[ax] = d.owned().hi[ax] + d.halo()[ax];
+  }
+  return b;
+}
+
 /// Row-major host array of `shape`, element = f(index).
 template <int N, class T = double, class F>
 std::vector<T> host_array(const Index<N>& shape, F&& f) {

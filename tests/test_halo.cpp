@@ -11,29 +11,10 @@ using spmd::testing::pattern_value;
 using spmd::testing::world;
 
 namespace {
-constexpr double sentinel = -12345.0;
-
-/// Writes pattern_value(g) + shift at every owned global index g (a functor: device lambdas
-/// cannot be generic).
-template <int N>
-struct PatternFill {
-  spmd::GlobalAccess<typename Array<double, N>::view_type, N> acc;
-  double shift;
-  template <class... I>
-  KOKKOS_INLINE_FUNCTION void operator()(I... g) const {
-    const index_t idx[N] = {g...};
-    double v = 0;
-    for (int d = 0; d < N; ++d) v = v * 100.0 + static_cast<double>(idx[d]) + 1.0;
-    acc(g...) = v + shift;
-  }
-};
-
-/// Fill owned points with pattern_value(g) (+ shift) and the halo with the sentinel.
+using spmd::testing::sentinel;
 template <int N>
 void prepare(const Array<double, N>& a, double shift = 0.0) {
-  a.fill(sentinel);
-  spmd::for_each(a, PatternFill<N>{a.accessor(), shift});
-  Kokkos::fence();
+  spmd::testing::fill_pattern(a, shift);
 }
 
 /// Serial reference: the value storage point `g` (a global index, possibly outside the
@@ -72,11 +53,7 @@ bool check(const Array<double, N>& a, Pattern pattern, const typename same<std::
            double shift = 0.0) {
   const auto& d = a.distribution();
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.local_with_halo());
-  spmd::Box<N> storage;
-  for (int ax = 0; ax < N; ++ax) {
-    storage.lo[ax] = d.owned().lo[ax] - d.halo()[ax];
-    storage.hi[ax] = d.owned().hi[ax] + d.halo()[ax];
-  }
+  const spmd::Box<N> storage = spmd::testing::storage_box(d);
   bool ok = true;
   if (d.owned().empty()) return ok;
   spmd::for_each_index(storage, [&](const Index<N>& g) {

@@ -25,20 +25,11 @@
 #include "spmd/array.hpp"
 #include "spmd/backend.hpp"
 #include "spmd/impl/ndrange.hpp"
+#include "spmd/impl/staging.hpp"
 
 namespace spmd {
 
 namespace impl {
-/// Host memory that MPI can read and that copies quickly to and from MemorySpace.
-template <class MemorySpace>
-struct staging_space {
-#if defined(KOKKOS_ENABLE_CUDA)
-  using type = std::conditional_t<host_accessible<MemorySpace>(), MemorySpace, Kokkos::CudaHostPinnedSpace>;
-#else
-  using type = std::conditional_t<host_accessible<MemorySpace>(), MemorySpace, Kokkos::HostSpace>;
-#endif
-};
-
 /// One block of halo points sent to, or received from, one neighbour: a box of storage indices.
 template <int N>
 struct HaloSegment {
