@@ -9,11 +9,19 @@
 //   distributions.
 #include "spmd_test.hpp"
 
+#include <stdlib.h>  // mkdtemp
+
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
 using spmd::Array;
 using spmd::Distribution;
@@ -237,4 +245,176 @@ TEST(Sparse, Poisson) {
     check_matrix(A, ref, 0.5, 2.0, 0, 0, "poisson3d " + spmd::impl::shape_str(g));
   }
   SPMD_EXPECT_COLLECTIVE_ERROR(spmd::sparse::poisson2d(world(), 4, -1), "spmd::sparse::poisson2d");
+}
+
+// ---- Matrix Market -------------------------------------------------------------------------------
+
+namespace {
+
+/// A fresh directory per test: rank 0 makes it and removes it (after a barrier) at the end.
+class TempDir {
+ public:
+  TempDir() {
+    std::array<char, 256> name{};
+    if (world().rank() == 0) {
+      const char* base = std::getenv("TMPDIR");
+      std::string templ = std::string(base && *base ? base : "/tmp") + "/spmd_sparse_XXXXXX";
+      if (templ.size() < name.size() && mkdtemp(templ.data())) std::copy(templ.begin(), templ.end(), name.begin());
+    }
+    world().bcast(name.data(), static_cast<int>(name.size()), 0);
+    path_ = name.data();
+  }
+  ~TempDir() {
+    world().barrier();
+    if (world().rank() == 0 && !path_.empty()) std::filesystem::remove_all(path_);
+  }
+  /// Rank 0 writes the file (call sync() before reading). Returns its path on every rank.
+  std::string write(const std::string& name, const std::string& text) const {
+    const std::string p = path_ + "/" + name;
+    if (world().rank() == 0) std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
+  void sync() const { world().barrier(); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+/// `a` with the entries of each row sorted by column and repeated ones summed.
+Csr merged(const Csr& a) {
+  Csr m;
+  m.rows = a.rows;
+  m.cols = a.cols;
+  for (index_t i = 0; i < a.rows; ++i) {
+    std::vector<std::pair<index_t, double>> row;
+    for (index_t k = a.ptr[i]; k < a.ptr[i + 1]; ++k) row.emplace_back(a.col[k], a.val[k]);
+    std::sort(row.begin(), row.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (std::size_t k = 0; k < row.size(); ++k) {
+      if (k > 0 && row[k].first == row[k - 1].first)
+        m.val.back() += row[k].second;
+      else
+        m.add(row[k].first, row[k].second);
+    }
+    m.end_row();
+  }
+  return m;
+}
+
+/// `a` in Matrix Market form: entries last row first, every third one split into two lines
+/// that add up (the reader must sum them), comments and a blank line in between.
+std::string market(const Csr& a, const std::string& banner, bool lower_only = false, bool values = true) {
+  std::vector<std::string> lines;
+  for (index_t i = a.rows - 1; i >= 0; --i)
+    for (index_t k = a.ptr[i]; k < a.ptr[i + 1]; ++k) {
+      if (lower_only && a.col[k] > i) continue;
+      const std::string ij = std::to_string(i + 1) + " " + std::to_string(a.col[k] + 1);
+      char v[64];
+      if (!values) {
+        lines.push_back(ij);
+      } else if (lines.size() % 3 == 2) {
+        std::snprintf(v, sizeof(v), " %.17g", a.val[k] - 1.0);
+        lines.push_back(ij + v);
+        lines.push_back(ij + " 1");
+      } else {
+        std::snprintf(v, sizeof(v), " %.17g", a.val[k]);
+        lines.push_back(ij + v);
+      }
+    }
+  std::string s = banner + "\n% written by test_sparse\n%\n" + std::to_string(a.rows) + " " + std::to_string(a.cols) +
+                  " " + std::to_string(lines.size()) + "\n";
+  for (std::size_t k = 0; k < lines.size(); ++k) s += lines[k] + (k == lines.size() / 2 ? "\n\n" : "\n");
+  return s;
+}
+
+/// A symmetric n x n matrix (full storage) from the random pattern's lower triangle.
+Csr symmetric(index_t n) {
+  const Csr r = merged(random_matrix(n, n));
+  std::vector<double> dense(static_cast<std::size_t>(n * n), 0.0);
+  for (index_t i = 0; i < n; ++i)
+    for (index_t k = r.ptr[i]; k < r.ptr[i + 1]; ++k)
+      if (r.col[k] <= i) dense[i * n + r.col[k]] = dense[r.col[k] * n + i] = r.val[k] + 0.5;
+  Csr s;
+  s.rows = s.cols = n;
+  for (index_t i = 0; i < n; ++i) {
+    for (index_t j = 0; j < n; ++j)
+      if (dense[i * n + j] != 0.0) s.add(j, dense[i * n + j]);
+    s.end_row();
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST(Sparse, MatrixMarket) {
+  TempDir dir;
+  const Csr general = merged(random_matrix(11, 11)), wide = merged(random_matrix(5, 9)), sym = symmetric(10);
+  Csr ints = merged(random_matrix(6, 4)), pat = merged(random_matrix(7, 3));
+  for (auto& v : ints.val) v = std::round(v);
+  for (auto& v : pat.val) v = 1.0;
+  const auto f1 = dir.write("general.mtx", market(general, "%%MatrixMarket matrix coordinate real general"));
+  const auto f2 = dir.write("wide.mtx", market(wide, "%%MatrixMarket matrix coordinate double general"));
+  const auto f3 = dir.write("sym.mtx", market(sym, "%%MatrixMarket matrix coordinate real symmetric", true));
+  const auto f4 = dir.write("int.mtx", market(ints, "%%MatrixMarket matrix coordinate integer general"));
+  const auto f5 =
+      dir.write("pattern.mtx", market(pat, "%%MatrixMarket Matrix Coordinate Pattern General", false, false));
+  const auto f6 = dir.write("empty.mtx", "%%MatrixMarket matrix coordinate real general\n3 2 0\n");
+  dir.sync();
+  check_matrix(spmd::sparse::read_matrix_market(world(), f1), general, 1.0, 0.0, 0, 0, "general.mtx");
+  check_matrix(spmd::sparse::read_matrix_market(world(), f2), wide, 2.0, -1.0, 0, 0, "wide.mtx");
+  check_matrix(spmd::sparse::read_matrix_market(world(), f3), sym, 1.0, 0.0, 0, 0, "sym.mtx");
+  check_matrix(spmd::sparse::read_matrix_market(world(), f4), ints, 1.0, 0.0, 0, 0, "int.mtx");
+  check_matrix(spmd::sparse::read_matrix_market(world(), f5), pat, 1.0, 0.0, 0, 0, "pattern.mtx");
+  Csr none;
+  none.rows = 3;
+  none.cols = 2;
+  none.ptr.assign(4, 0);
+  check_matrix(spmd::sparse::read_matrix_market(world(), f6), none, 1.0, 0.0, 0, 0, "empty.mtx");
+}
+
+TEST(Sparse, MatrixMarketErrors) {
+  TempDir dir;
+  const std::string head = "%%MatrixMarket matrix coordinate real general\n% comment\n";
+  // A long file whose bad line lies in a later rank's byte range (the line numbers must still be
+  // those of the whole file).
+  std::string many = head + "300 300 300\n";
+  for (int k = 1; k <= 300; ++k) many += std::to_string(k) + " " + std::to_string(301 - k) + " 1.5\n";
+  std::string late_bad = many, late_extra = many;
+  late_bad.replace(late_bad.find("\n250 51 1.5\n") + 1, 10, "250 51 x.5");  // line 253
+  late_extra.replace(late_extra.find("300 300 300"), 11, "300 300 299");    // line 303 is extra
+  const std::pair<std::string, std::string> cases[] = {
+      {"%%MatrixMarkt matrix coordinate real general\n1 1 0\n", "line 1: expected the banner"},
+      {"", "line 1: the file is empty"},
+      {"%%MatrixMarket matrix array real general\n1 1\n1.0\n", "line 1: unsupported format 'array'"},
+      {"%%MatrixMarket matrix coordinate complex general\n1 1 0\n", "line 1: unsupported field 'complex'"},
+      {"%%MatrixMarket matrix coordinate real skew-symmetric\n1 1 0\n",
+       "line 1: unsupported symmetry 'skew-symmetric'"},
+      {"%%MatrixMarket vector coordinate real general\n1 1 0\n", "line 1: unsupported object 'vector'"},
+      {head + "3 3\n1 1 1.0\n", "line 3: expected the size line"},
+      {head + "3 three 1\n", "line 3: expected the size line"},
+      {head, "line 3: the size line 'rows columns entries' is missing"},
+      {"%%MatrixMarket matrix coordinate real symmetric\n3 4 0\n", "line 2: a symmetric matrix must be square"},
+      {head + "3 3 2\n1 1 1.0\n4 1 2.0\n", "line 5: row index 4 is outside 1..3"},
+      {head + "3 3 2\n1 0 1.0\n2 2 2.0\n", "line 4: column index 0 is outside 1..3"},
+      {head + "3 3 2\n1 1 1.0\n2 2 abc\n", "line 5: value 'abc' is not a real number"},
+      {head + "3 3 1\n1.5 1 1.0\n", "line 4: row index '1.5' is not an integer"},
+      {head + "3 3 2\n1 1 1.0\n2 2\n", "line 5: expected an entry 'row column value', found '2 2'"},
+      {head + "3 3 1\n1 1 1.0 7\n", "line 4: expected an entry"},
+      {head + "3 3 5\n1 1 1.0\n2 2 1.0\n3 3 1.0\n", "line 6: the file ends after 3 of the 5 entries"},
+      {head + "3 3 2\n1 1 1.0\n2 2 1.0\n3 3 1.0\n", "line 6: more entries than the 2"},
+      {late_bad, "line 253: value 'x.5' is not a real number"},
+      {late_extra, "line 303: more entries than the 299"},
+      {"%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 2.5\n", "line 3: value '2.5' is not an integer"},
+  };
+  std::vector<std::string> paths;
+  for (std::size_t k = 0; k < std::size(cases); ++k)
+    paths.push_back(dir.write("bad" + std::to_string(k) + ".mtx", cases[k].first));
+  dir.sync();
+  for (std::size_t k = 0; k < std::size(cases); ++k) {
+    SCOPED_TRACE(paths[k]);
+    SPMD_EXPECT_COLLECTIVE_ERROR(spmd::sparse::read_matrix_market(world(), paths[k]),
+                                 "'" + paths[k] + "' " + cases[k].second);
+  }
+  const std::string missing = dir.path() + "/missing.mtx";
+  SPMD_EXPECT_COLLECTIVE_ERROR(spmd::sparse::read_matrix_market(world(), missing), "cannot open '" + missing + "'");
 }
