@@ -197,9 +197,9 @@ TEST(Sparse, LayoutMismatch) {
   const Csr ref = random_matrix(9, 14);
   const auto A = from_rows(ref, line(9));
   Array<double, 1> x(line(9), "test::x9"), y(line(9), "test::y9");
-  SPMD_EXPECT_COLLECTIVE_ERROR(A.apply(x, y), "x 'test::x9' has shape {9}");
+  SPMD_EXPECT_COLLECTIVE_ERROR(A.apply(x, y), "x 'test::x9' (shape {9} on process grid");
   Array<double, 1> x14(line(14), "test::x14");
-  SPMD_EXPECT_COLLECTIVE_ERROR(A.apply(x14, x14), "y 'test::x14' has shape {14}");
+  SPMD_EXPECT_COLLECTIVE_ERROR(A.apply(x14, x14), "y 'test::x14' (shape {14} on process grid");
   SPMD_EXPECT_COLLECTIVE_ERROR(A.diagonal(x14), "spmd::sparse::CsrMatrix::diagonal");
 }
 

@@ -304,13 +304,11 @@ class CsrMatrix {
   void check_vector(const char* fn, const char* what, const vector_type& v, const Distribution<1>& d,
                     const char* side) const {
     if (!v.is_null() && v.distribution().same_layout(d)) return;
-    throw Error(
-        impl::str(fn, ": ", what, " '", v.label(), "' has ",
-                  v.is_null() ? std::string("no distribution (a null array)")
-                              : impl::str("shape ", impl::shape_str(v.shape()), " (", v.distribution().describe(), ")"),
-                  " but the ", side, " of matrix '", label_, "' (", nrows_, " x ", ncols_, ") are distributed as (",
-                  d.describe(), ")"),
-        true);
+    throw Error(impl::str(fn, ": ", what, " '", v.label(), "' (",
+                          v.is_null() ? std::string("a null array") : v.distribution().describe(),
+                          ") does not fit the ", side, " of matrix '", label_, "' (", nrows_, " x ", ncols_,
+                          "), which are distributed as (", d.describe(), ")"),
+                true);
   }
 
   Distribution<1> rows_, cols_;
