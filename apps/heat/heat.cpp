@@ -17,6 +17,7 @@
 #include <spmd.hpp>
 
 #include "checkpoint_options.hpp"
+#include "parse_options.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -58,15 +59,7 @@ int main(int argc, char** argv) {
   cli.add_option("--check-error", check_error, "exit non-zero if the final error exceeds this");
   spmd::apps::CheckpointOptions ckpt("heat");
   ckpt.add_to(cli);
-  // A later value of an option wins (scripts/demo.sh passes defaults before the user's options).
-  for (auto* opt : cli.get_options()) opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // Every rank parses the same argv and reaches the same verdict; rank 0 prints.
-    const int code = comm.rank() == 0 ? cli.exit(e) : (e.get_exit_code() == 0 ? 0 : 1);
-    return code;
-  }
+  if (const auto code = spmd::apps::parse_options(cli, argc, argv, comm)) return *code;
 
   ckpt.require_hdf5("heat");
   int first_step = 1;

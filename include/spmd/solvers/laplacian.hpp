@@ -28,6 +28,7 @@
 #include "spmd/array.hpp"
 #include "spmd/halo.hpp"
 #include "spmd/impl/ndrange.hpp"
+#include "spmd/solvers/impl/kernels.hpp"
 
 namespace spmd::solvers {
 
@@ -44,20 +45,48 @@ KOKKOS_FORCEINLINE_FUNCTION typename View::reference_type at_shifted(const View&
   return v((idx[D] + (static_cast<int>(D) == axis ? shift : 0))...);
 }
 
-/// y = A x at storage indices whose 2N neighbours all lie in the owned block.
-template <class View, int N, class Seq = std::make_index_sequence<N>>
-struct LaplaceInterior;
-template <class View, int N, std::size_t... D>
-struct LaplaceInterior<View, N, std::index_sequence<D...>> {
+/// y = A x at the points whose 2N neighbours all lie in the owned block: (i...) are coordinates
+/// in that inner box, whose first point has storage index `lo`.
+template <class View, int N>
+struct LaplaceInterior {
   using T = typename View::non_const_value_type;
   View x, y;
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(const spmd::impl::int_t<D>... i) const {
-    const Kokkos::Array<int, N> idx{i...};
+  Kokkos::Array<int, N> lo;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
+    const Kokkos::Array<int, N> at{i...};
+    Kokkos::Array<int, N> idx;
+    for (int a = 0; a < N; ++a) idx[a] = at[a] + lo[a];
+    const auto seq = std::make_index_sequence<N>{};
     T nb = T(0);
-    for (int a = 0; a < N; ++a)
-      nb += at_shifted(x, idx, a, -1, std::index_sequence<D...>{}) +
-            at_shifted(x, idx, a, 1, std::index_sequence<D...>{});
-    y(i...) = T(2 * N) * x(i...) - nb;
+    for (int a = 0; a < N; ++a) nb += at_shifted(x, idx, a, -1, seq) + at_shifted(x, idx, a, 1, seq);
+    at_shifted(y, idx, 0, 0, seq) = T(2 * N) * at_shifted(x, idx, 0, 0, seq) - nb;
+  }
+};
+
+/// Host form of LaplaceInterior: one chunk of a row of the inner box per work item, addressed
+/// through pointers and the storage strides (a loop the compiler vectorises; the per-point form
+/// recomputed an N-d index for each of the 2N+1 loads).
+template <class View, int N>
+struct LaplaceRows {
+  using T = typename View::non_const_value_type;
+  View x, y;
+  Kokkos::Array<int, N> lo;
+  Kokkos::Array<index_t, N> stride;  // storage strides (stride[N-1] == 1: LayoutRight)
+  Chunking<N> c;
+  KOKKOS_INLINE_FUNCTION void operator()(const index_t w) const {
+    Kokkos::Array<int, N> idx;
+    int jlo, jhi;
+    c.decode(w, idx, jlo, jhi);
+    index_t off = lo[N - 1];
+    for (int a = 0; a < N - 1; ++a) off += (idx[a] + lo[a]) * stride[a];
+    const T* xr = x.data() + off;
+    T* yr = y.data() + off;
+    for (int j = jlo; j < jhi; ++j) {
+      T nb = T(0);
+      for (int a = 0; a < N; ++a) nb += xr[j - stride[a]] + xr[j + stride[a]];
+      yr[j] = T(2 * N) * xr[j] - nb;
+    }
   }
 };
 
@@ -181,15 +210,22 @@ class Laplacian {
   }
 
   void interior(const vector_type& x, const vector_type& y) const {
-    Kokkos::Array<int, N> lo{}, hi{};
+    impl::LaplaceInterior<view_type, N> k{x.local_with_halo(), y.local_with_halo(), {}};
+    std::array<int, N> ext{};
     for (int d = 0; d < N; ++d) {
-      const int e = static_cast<int>(x.owned().extent(d));
-      if (e <= 2) return;  // no point has all its neighbours owned
-      lo[d] = x.halo()[d] + 1;
-      hi[d] = x.halo()[d] + e - 1;
+      ext[d] = static_cast<int>(x.owned().extent(d)) - 2;  // <= 0: no point has all its neighbours owned
+      k.lo[d] = x.halo()[d] + 1;
     }
-    Kokkos::parallel_for("spmd::solvers::laplacian::interior", spmd::impl::nd_policy<N>(execution_space(), lo, hi),
-                         impl::LaplaceInterior<view_type, N>{x.local_with_halo(), y.local_with_halo()});
+    if constexpr (spmd::impl::host_accessible<M>()) {
+      for (int d = 0; d < N; ++d)
+        if (ext[d] <= 0) return;
+      impl::LaplaceRows<view_type, N> rows{k.x, k.y, k.lo, {}, impl::Chunking<N>(ext)};
+      for (int d = 0; d < N; ++d) rows.stride[d] = static_cast<index_t>(k.x.stride(d));
+      Kokkos::parallel_for("spmd::solvers::laplacian::interior",
+                           impl::ChunkPolicy<execution_space>(0, rows.c.work_items()), rows);
+    } else {
+      impl::for_extents<execution_space>("spmd::solvers::laplacian::interior", ext, k);
+    }
   }
 
   void shell(const vector_type& x, const vector_type& y) const {
