@@ -31,17 +31,17 @@ args, _ = p.parse_known_args()
 comm = PETSc.COMM_WORLD
 n = args.n
 N = n * n
-A = PETSc.Mat().createAIJ([N, N], nnz=(5, 2), comm=comm)
-lo, hi = A.getOwnershipRange()
-for k in range(lo, hi):
-    i, j = divmod(k, n)
-    cols = [k]
-    vals = [4.0]
-    for c, ok in ((k - n, i > 0), (k - 1, j > 0), (k + 1, j + 1 < n), (k + n, i + 1 < n)):
-        if ok:
-            cols.append(c)
-            vals.append(-1.0)
-    A.setValues(k, cols, vals)
+lo, hi = PETSc.Vec().createMPI(N, comm=comm).getOwnershipRange()  # PETSc's default row blocks
+k = np.arange(lo, hi, dtype=np.int64)
+i, j = k // n, k % n
+# Row k: columns k - n, k - 1, k, k + 1, k + n where inside the grid, in increasing order.
+offsets = (-n, -1, 0, 1, n)
+inside = np.stack([i > 0, j > 0, np.ones_like(i, dtype=bool), j + 1 < n, i + 1 < n], axis=1)
+cols = (k[:, None] + np.array(offsets, dtype=np.int64)[None, :])[inside]
+vals = np.where(np.broadcast_to(np.array(offsets) == 0, inside.shape)[inside], 4.0, -1.0)
+indptr = np.concatenate([[0], np.cumsum(inside.sum(axis=1))])
+A = PETSc.Mat().createAIJ([(hi - lo, N), (hi - lo, N)], csr=(indptr.astype(PETSc.IntType),
+                          cols.astype(PETSc.IntType), vals.astype(PETSc.ScalarType)), comm=comm)
 A.assemble()
 
 

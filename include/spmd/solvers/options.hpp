@@ -8,6 +8,7 @@
 /// MPI_Allreduce gives every rank the same numbers), so every rank stops at the same iteration
 /// with the same reason, and an opt-in error on non-convergence is thrown on every rank alike.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -80,7 +81,8 @@ struct SolverOptions {
   /// `monitor_callback` on every rank when set, else a line printed by rank 0.
   int monitor = 0;
   std::function<void(const MonitorInfo&)> monitor_callback;
-  /// Keep ||r|| of every iteration in SolveResult::history (reserved once at setup).
+  /// Keep ||r|| of every iteration in SolveResult::history (reserved at setup for up to 2^16
+  /// iterations).
   bool keep_history = false;
   OnFailure on_failure = OnFailure::report;
 };
@@ -120,7 +122,9 @@ class Progress {
     bnorm_ = bnorm;
     result_ = SolveResult{};
     result_.iterations = iteration;
-    if (opts_.keep_history) result_.history.reserve(static_cast<std::size_t>(opts_.max_iters - iteration + 1));
+    // Reserved up front for up to 2^16 iterations; a longer history grows (rarely, amortised).
+    if (opts_.keep_history)
+      result_.history.reserve(static_cast<std::size_t>(std::min(opts_.max_iters - iteration + 1, 1 << 16)));
   }
 
   /// The reason to stop after `iteration` iterations with residual norm `rnorm`, or none. Local.
@@ -137,7 +141,7 @@ class Progress {
   void record(int iteration, double rnorm) {
     result_.iterations = iteration;
     result_.residual = rnorm;
-    if (opts_.keep_history && result_.history.size() < result_.history.capacity()) result_.history.push_back(rnorm);
+    if (opts_.keep_history) result_.history.push_back(rnorm);
     if (opts_.monitor > 0 && iteration % opts_.monitor == 0) report(iteration, rnorm);
   }
 
