@@ -298,6 +298,97 @@ struct AssignKernel {
   }
 };
 
+/// dst = src in place when src reads dst's storage at most `lag` units away along view axis 0
+/// (a unit: one index of axis 0, i.e. a row or plane; in 1-D a run of `unit` elements), on host
+/// execution spaces. The units are cut into bands, one per work item; a band evaluates its units
+/// in order into a ring of lag + 1 unit buffers and stores unit j - lag once unit j is done (no
+/// later unit of the band reads it). The first and last `lag` units of a band, which the
+/// neighbouring bands read, go to an edge buffer stored by a second pass (phase 2) after every
+/// band has finished. NumPy's result with buffers of (3 lag + 1) units per band, not a copy of
+/// the whole destination: the traffic of the double-buffered form.
+template <class Dst, class Src, int M, bool Contig>
+struct LaggedAssign {
+  using T = std::remove_pointer_t<decltype(Dst::p)>;
+  Dst dst;
+  Src src;
+  Kokkos::Array<index_t, M> ext;
+  index_t unit;    // elements per unit
+  index_t nunits;  // units in the box
+  index_t lag;     // in units
+  index_t nbands;
+  T* ring;  // nbands * (lag + 1) * unit
+  T* edge;  // nbands * 2 * lag * unit
+  bool phase2;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const index_t b) const {
+    const index_t b0 = b * nunits / nbands, b1 = (b + 1) * nunits / nbands;
+    T* my_ring = ring + b * (lag + 1) * unit;
+    T* my_edge = edge + b * 2 * lag * unit;
+    if (phase2) {
+      for (index_t j = b0; j < b1; ++j) {
+        const index_t e = edge_slot(j, b0, b1);
+        if (e >= 0) store(j, my_edge + e * unit);
+      }
+      return;
+    }
+    for (index_t j = b0; j < b1; ++j) {
+      const index_t e = edge_slot(j, b0, b1);
+      compute(j, e >= 0 ? my_edge + e * unit : my_ring + (j % (lag + 1)) * unit);
+      const index_t w = j - lag;
+      if (w >= b0 && edge_slot(w, b0, b1) < 0) store(w, my_ring + (w % (lag + 1)) * unit);
+    }
+  }
+  /// The edge-buffer slot of unit j of band [b0, b1), or -1 for a unit inside the band.
+  KOKKOS_FORCEINLINE_FUNCTION index_t edge_slot(const index_t j, const index_t b0, const index_t b1) const {
+    if (j < b0 + lag) return j - b0;
+    if (j >= b1 - lag) return lag + (j - (b1 - lag));
+    return -1;
+  }
+  /// The rows of unit j: (k, first, last) along the last axis for each, as f(k, lo, hi, offset).
+  template <class F>
+  KOKKOS_FORCEINLINE_FUNCTION void rows(const index_t j, const F& f) const {
+    Kokkos::Array<index_t, M> k;
+    k[M - 1] = 0;
+    if constexpr (M == 1) {
+      const index_t lo = j * unit, hi = lo + unit < ext[0] ? lo + unit : ext[0];
+      f(k, lo, hi, -lo);
+    } else {
+      const index_t n = ext[M - 1];
+      for (index_t r = 0; r < unit / n; ++r) {
+        k[0] = j;
+        index_t t = r;
+        for (int d = M - 2; d >= 1; --d) {
+          k[d] = t % ext[d];
+          t /= ext[d];
+        }
+        f(k, index_t(0), n, r * n);
+      }
+    }
+  }
+  struct Compute {
+    const LaggedAssign& self;
+    T* buf;
+    KOKKOS_FORCEINLINE_FUNCTION void operator()(const Kokkos::Array<index_t, M>& k, index_t lo, index_t hi,
+                                                index_t off) const {
+      const auto in = self.src.template row<Contig>(k);
+      T* o = buf + off;
+      for (index_t i = lo; i < hi; ++i) o[i] = static_cast<T>(in(i));
+    }
+  };
+  struct Store {
+    const LaggedAssign& self;
+    const T* buf;
+    KOKKOS_FORCEINLINE_FUNCTION void operator()(const Kokkos::Array<index_t, M>& k, index_t lo, index_t hi,
+                                                index_t off) const {
+      const auto out = self.dst.template row<Contig>(k);
+      const T* o = buf + off;
+      for (index_t i = lo; i < hi; ++i) out(i) = o[i];
+    }
+  };
+  KOKKOS_FORCEINLINE_FUNCTION void compute(const index_t j, T* buf) const { rows(j, Compute{*this, buf}); }
+  KOKKOS_FORCEINLINE_FUNCTION void store(const index_t j, const T* buf) const { rows(j, Store{*this, buf}); }
+};
+
 /// What a reduction folds: the values, their squares, or 1 for each nonzero value.
 enum class Map { value, square, nonzero };
 
@@ -675,6 +766,7 @@ struct ExprState {
   std::vector<std::unique_ptr<CachedMove>> moves;
   std::uint64_t clock = 0;
   Kokkos::View<T*, Mem> scratch;  // the aliasing buffer (grows, never shrinks)
+  Kokkos::View<T*, Mem> lagged;   // the ring and edge buffers of LaggedAssign (grows, never shrinks)
 };
 
 template <class T, int N, class Mem>
@@ -793,19 +885,72 @@ bool may_overlap(const Selection<N, M>& a, const std::common_type_t<Index<M>>& s
   return true;
 }
 
+/// Knobs for tests: switch the lagged in-place path off (to cover the buffered one on the host
+/// too), or fix its number of bands (to cover band edges with one thread). Local.
+struct LaggedConfig {
+  bool enabled = true;
+  index_t bands = 0;  // 0: one per thread
+};
+inline LaggedConfig& lagged_config() {
+  static LaggedConfig c;
+  return c;
+}
+
+template <class Exec, class T, class Mem, class Src, int M>
+void launch_lagged(ExprState<T, Mem>& st, const DstDev<T, M>& dst, const Src& src, const Box<M>& box,
+                   const index_t reach, const bool contig) {
+  LaggedAssign<DstDev<T, M>, Src, M, false> k{dst, src, {}, 0, 0, 0, 0, nullptr, nullptr, false};
+  for (int d = 0; d < M; ++d) k.ext[d] = box.extent(d);
+  if constexpr (M == 1) {
+    k.unit = host_chunk;
+    k.nunits = (k.ext[0] + host_chunk - 1) / host_chunk;
+    k.lag = (reach + host_chunk - 1) / host_chunk;
+  } else {
+    k.unit = box.size() / k.ext[0];
+    k.nunits = k.ext[0];
+    k.lag = reach;
+  }
+  const index_t conc = static_cast<index_t>(Exec().concurrency());
+  const index_t want = lagged_config().bands > 0 ? lagged_config().bands : conc;
+  k.nbands = std::max<index_t>(1, std::min(want, k.nunits));
+  const auto need = static_cast<std::size_t>(k.nbands * (3 * k.lag + 1) * k.unit);
+  if (st.lagged.extent(0) < need)
+    st.lagged = Kokkos::View<T*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::expr::lagged"), need);
+  k.ring = st.lagged.data();
+  k.edge = k.ring + k.nbands * (k.lag + 1) * k.unit;
+  const auto policy = Kokkos::RangePolicy<Exec, Kokkos::IndexType<index_t>>(Exec(), 0, k.nbands);
+  auto run = [&](auto kernel) {
+    Kokkos::parallel_for("spmd::expr::assign_lagged", policy, kernel);
+    if (kernel.lag == 0) return;
+    kernel.phase2 = true;
+    Kokkos::parallel_for("spmd::expr::assign_lagged_edges", policy, kernel);
+  };
+  if (contig)
+    run(LaggedAssign<DstDev<T, M>, Src, M, true>{k.dst, k.src, k.ext, k.unit, k.nunits, k.lag, k.nbands, k.ring, k.edge,
+                                                 false});
+  else
+    run(k);
+}
+
+/// Whether an operand read in place also reads the written storage at other positions, and how
+/// far along view axis 0 (in view indices).
+struct Alias {
+  bool aliased = false;
+  index_t reach = 0;
+};
+
 /// Resolves every array operand of `e` against the target view (parent tp, selection ts, box J
 /// of this rank): classification, moves into cached temporaries, and where each is read.
-/// Returns the binding; `aliased` is set when an operand read in place shares the target's
-/// storage at other positions (only meaningful when the target is written).
+/// Returns the binding and fills `alias` (only meaningful when the target is written).
 template <class E, class Td, int Nd, class Mem, int M>
 Binding<M> resolve(const char* fn, const E& e, const Array<Td, Nd, Mem>& tp, const Selection<Nd, M>& ts,
                    const std::common_type_t<Index<M>>& tshape, const Box<M>& box, ExprState<Td, Mem>& st,
-                   const std::string& target_name, bool& aliased) {
+                   const std::string& target_name, Alias& alias) {
   std::vector<Access> how;
   auto classify_one = [&](const auto& o) { how.push_back(classify(fn, o, tp, ts, target_name)); };
   visit_terminals(e, classify_one);  // all verdicts first: an error leaves nothing half done
   Binding<M> b;
-  aliased = false;
+  alias = Alias{};
   std::size_t t = 0;
   auto resolve_one = [&](const auto& o) {
     if (how[t++] == Access::direct) {
@@ -813,8 +958,16 @@ Binding<M> resolve(const char* fn, const E& e, const Array<Td, Nd, Mem>& tp, con
       if constexpr (std::is_same_v<std::decay_t<decltype(o.parent())>, Array<Td, Nd, Mem>>) {
         const auto* mine = tp.local_with_halo().data();
         if (mine && o.parent().local_with_halo().data() == mine && !same_selection(o.selection(), ts) &&
-            may_overlap(o.selection(), o.shape(), ts, tshape))
-          aliased = true;
+            may_overlap(o.selection(), o.shape(), ts, tshape)) {
+          // read in place, so co-indexed: a shift of delta along the parent axis of view axis 0
+          // reads ceil(|delta| / |step|) view indices away along it
+          alias.aliased = true;
+          for (int a = 0; a < Nd; ++a)
+            if (ts.map[a] == 0) {
+              const index_t delta = std::abs(o.selection().start[a] - ts.start[a]), step = std::abs(ts.step[a]);
+              alias.reach = std::max(alias.reach, (delta + step - 1) / step);
+            }
+        }
       }
       return;
     }
@@ -862,16 +1015,24 @@ void assign_expr(const ArrayView<Td, M, Nd, Mem>& dst, const E& e, const char* f
       return;
     }
   }
-  bool aliased = false;
-  Binding<M> b = resolve(fn, e, tp, dst.selection(), dst.shape(), box, st, "destination " + dst.describe(), aliased);
+  Alias alias;
+  Binding<M> b = resolve(fn, e, tp, dst.selection(), dst.shape(), box, st, "destination " + dst.describe(), alias);
   const auto src = bind(e, b);
   Source<M> d = source_of(tp, dst.selection(), box);
   DstDev<Td, M> out{static_cast<Td*>(const_cast<void*>(d.data)), d.coef};
-  if (!aliased) {
+  if (!alias.aliased) {
     launch_assign<Exec>("spmd::expr::assign", out, src, box, contiguous(b, d.coef));
     return;
   }
-  // The destination's storage is read at other positions: evaluate into a buffer, copy back.
+  if (box.empty()) return;
+  // The destination's storage is read at other positions. On the host: in place, a few units
+  // behind (LaggedAssign); on a device: into a buffer, then copied back.
+  if constexpr (host_accessible<typename Exec::memory_space>()) {
+    if (lagged_config().enabled) {
+      launch_lagged<Exec>(st, out, src, box, alias.reach, contiguous(b, d.coef));
+      return;
+    }
+  }
   const auto n = static_cast<std::size_t>(box.size());
   if (st.scratch.extent(0) < n)
     st.scratch = Kokkos::View<Td*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::expr::scratch"), n);
@@ -892,10 +1053,10 @@ Acc reduce_expr(const char* fn, const E& e) {
   const auto& tp = anchor.parent();
   if (tp.is_null()) throw Error(str(fn, ": operand is a null array"), true);
   const Box<Anchor::rank> box = anchor.owned();
-  bool aliased = false;
+  Alias alias;
   auto& st = expr_state(tp);
-  auto b = resolve(fn, e, tp, anchor.selection(), anchor.shape(), box, st, "the first operand " + anchor.describe(),
-                   aliased);
+  auto b =
+      resolve(fn, e, tp, anchor.selection(), anchor.shape(), box, st, "the first operand " + anchor.describe(), alias);
   const auto src = bind(e, b);
   Kokkos::Array<index_t, Anchor::rank> unit{};
   unit[Anchor::rank - 1] = 1;
