@@ -196,7 +196,8 @@ TEST(Expr, ElementTypes) {
   EXPECT_EQ(spmd::count_nonzero(ia), 71);
 }
 
-TEST(Expr, HaloReadsAfterExchange) {
+namespace {
+void halo_reads_after_exchange() {
   // c[1:-1, 1:-1] = n + s * w - e + nw (a 9-point corner too): shifted reads within the halo
   // read neighbours' data from the halo once it is exchanged (box pattern: corners included).
   for (auto dims : {std::vector<int>{}, std::vector<int>{1, world().size()}}) {
@@ -219,7 +220,6 @@ TEST(Expr, HaloReadsAfterExchange) {
   }
 }
 
-namespace {
 /// cuNumeric's stencil: an (n+2)^2 grid, boundaries -273.15 and 40.0,
 /// center[:] = 0.2 * (center + north + east + west + south), NumPy semantics, K iterations, in
 /// place and double-buffered.
@@ -267,7 +267,7 @@ void stencil_in_place_and_double_buffered() {
   expect_array(fast, r, "stencil double-buffered", 0.0);
   // the in-place form buffers (cached: one buffer however many iterations), the fast path not
   const auto& su = spmd::impl::expr_state(u);
-  if (spmd::impl::lagged_config().enabled && spmd::impl::host_accessible<spmd::DefaultMemorySpace>())
+  if (spmd::impl::expr_config().lagged && spmd::impl::host_accessible<spmd::DefaultMemorySpace>())
     EXPECT_GE(su.lagged.extent(0), c.owned().size() > 0 ? 1u : 0u);
   else
     EXPECT_GE(su.scratch.extent(0), static_cast<std::size_t>(c.owned().size()));
@@ -277,18 +277,24 @@ void stencil_in_place_and_double_buffered() {
 }
 
 /// Runs `f` with each way the host evaluates an update in place: lagged with one band per thread,
-/// lagged with 4 bands (band edges covered even with one thread), through a whole buffer.
+/// lagged with 4 bands (band edges covered even with one thread), through a whole buffer with
+/// one work item per point (the device form of the kernels).
 template <class F>
 void each_in_place_path(F f) {
-  auto& cfg = spmd::impl::lagged_config();
+  auto& cfg = spmd::impl::expr_config();
   for (int mode = 0; mode < 3; ++mode) {
-    cfg.enabled = mode < 2;
+    cfg.lagged = mode < 2;
     cfg.bands = mode == 1 ? 4 : 0;
+    cfg.point_items = mode == 2;
     f();
   }
-  cfg = spmd::impl::LaggedConfig{};
+  cfg = spmd::impl::ExprConfig{};
 }
 }  // namespace
+
+TEST(Expr, HaloReadsAfterExchange) {
+  halo_reads_after_exchange();
+}
 
 TEST(Expr, StencilInPlaceAndDoubleBuffered) {
   each_in_place_path(stencil_in_place_and_double_buffered);
@@ -414,7 +420,8 @@ TEST(Expr, AliasingHasNumPySemantics) {
   each_in_place_path(aliasing_has_numpy_semantics);
 }
 
-TEST(Expr, Reductions) {
+namespace {
+void reductions() {
   const auto d = dist2(1);
   auto [a, ra] = pattern<2>(d, 0.0, "a");
   auto [b, rb] = pattern<2>(d, 0.5, "b");
@@ -463,7 +470,7 @@ TEST(Expr, Reductions) {
   SPMD_EXPECT_COLLECTIVE_ERROR(spmd::min(a(slice(3, 3)) + 1.0), "spmd::min: zero-size operand (shape {0, 8})");
 }
 
-TEST(Expr, ThreeAndFourDimensions) {
+void three_and_four_dimensions() {
   const Distribution<3> d3(world(), {5, 6, 7}, spmd::halo({1, 0, 2}));
   auto [u, ru] = pattern<3>(d3, 0.0, "u");
   auto [v, rv] = pattern<3>(d3, 0.25, "v");
@@ -494,6 +501,25 @@ TEST(Expr, ThreeAndFourDimensions) {
   ref::View::whole(ry)({Arg::sl(None, None, -1), Arg::at(1), Arg::all(), Arg::sl(1, -1)})
       .set(ref::map(wx({Arg::all(), Arg::at(2), Arg::all(), Arg::sl(1, -1)}).get(), [](double s) { return s * 3.0; }));
   expect_array(y, ry, "4-d: reversed, other plane (moved)");
+}
+
+}  // namespace
+
+TEST(Expr, Reductions) {
+  reductions();
+}
+
+TEST(Expr, ThreeAndFourDimensions) {
+  three_and_four_dimensions();
+}
+
+TEST(Expr, DeviceFormOfTheKernels) {
+  // one work item per point, as on a GPU (the in-place tests cover it through each_in_place_path)
+  spmd::impl::expr_config().point_items = true;
+  halo_reads_after_exchange();
+  reductions();
+  three_and_four_dimensions();
+  spmd::impl::expr_config() = spmd::impl::ExprConfig{};
 }
 
 TEST(Expr, BadInputIsACollectiveError) {

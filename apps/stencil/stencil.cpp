@@ -145,11 +145,16 @@ int main(int argc, char** argv) {
     std::printf("stencil: %.3f s, %.4e points/s, check (sum of the grid) %.17g, average energy %.8g\n", elapsed, rate,
                 check, energy);
     if (!json_path.empty()) {
-      const nlohmann::json j = {{"app", "stencil"},     {"n", n},
-                                {"iters", iters},       {"first_iteration", first},
-                                {"fast", fast},         {"ranks", comm.size()},
-                                {"seconds", elapsed},   {"points_per_second", rate},
-                                {"check", check},       {"average_energy", energy},
+      const nlohmann::json j = {{"app", "stencil"},
+                                {"n", n},
+                                {"iters", iters},
+                                {"first_iteration", first},
+                                {"fast", fast},
+                                {"ranks", comm.size()},
+                                {"seconds", elapsed},
+                                {"points_per_second", rate},
+                                {"check", check},
+                                {"average_energy", energy},
                                 {"state_crc32", state_crc32}};
       std::ofstream(json_path) << j.dump(2) << "\n";
     }

@@ -233,6 +233,19 @@ struct WhereDev {
   }
 };
 
+/// Knobs for tests, so that CPU builds cover the paths a GPU takes: one work item per point
+/// (the device form) instead of per row, the buffered in-place update instead of the lagged one,
+/// a fixed number of lagged bands (band edges covered with one thread). Local.
+struct ExprConfig {
+  bool point_items = false;
+  bool lagged = true;
+  index_t bands = 0;  // 0: one per thread
+};
+inline ExprConfig& expr_config() {
+  static ExprConfig c;
+  return c;
+}
+
 /// Points one host work item covers along the last axis (rows longer than this are split, so
 /// that 1-D arrays and short grids still spread over threads).
 constexpr index_t host_chunk = 4096;
@@ -249,7 +262,7 @@ struct Items {
   static Items make(const Box<M>& box) {
     Items it{};
     for (int d = 0; d < M; ++d) it.ext[d] = box.extent(d);
-    if (host_accessible<typename Exec::memory_space>()) {
+    if (host_accessible<typename Exec::memory_space>() && !expr_config().point_items) {
       const index_t n = it.ext[M - 1];
       it.chunk = n < host_chunk ? (n > 0 ? n : 1) : host_chunk;
       it.chunks = (n + it.chunk - 1) / it.chunk;
@@ -641,34 +654,55 @@ struct Source {
   const void* data = nullptr;
   Kokkos::Array<index_t, M> coef{};
 };
-template <int M>
+/// The sources of an expression's K array operands, in tree order (no heap: hot loops build one
+/// per assignment).
+template <int M, std::size_t K>
 struct Binding {
-  std::vector<Source<M>> sources;
-  std::size_t next = 0;
+  std::array<Source<M>, (K > 0 ? K : 1)> sources{};
+  std::size_t count = 0;  // filled so far
+  std::size_t next = 0;   // bound so far
+  void push(const Source<M>& s) { sources[count++] = s; }
 };
 
-template <class S, int M>
-ScalarDev<S> bind(const ScalarExpr<S>& e, Binding<M>&) {
+/// The number of array operands of an expression.
+template <class E>
+struct terminal_count;
+template <class S>
+struct terminal_count<ScalarExpr<S>> : std::integral_constant<std::size_t, 0> {};
+template <class T, int M, int N, class Mem>
+struct terminal_count<ArrayView<T, M, N, Mem>> : std::integral_constant<std::size_t, 1> {};
+template <UnOp Op, class R, class A>
+struct terminal_count<UnaryExpr<Op, R, A>> : terminal_count<A> {};
+template <BinOp Op, class R, class A, class B>
+struct terminal_count<BinaryExpr<Op, R, A, B>>
+    : std::integral_constant<std::size_t, terminal_count<A>::value + terminal_count<B>::value> {};
+template <class R, class C, class A, class B>
+struct terminal_count<WhereExpr<R, C, A, B>>
+    : std::integral_constant<std::size_t,
+                             terminal_count<C>::value + terminal_count<A>::value + terminal_count<B>::value> {};
+
+template <class S, int M, std::size_t K>
+ScalarDev<S> bind(const ScalarExpr<S>& e, Binding<M, K>&) {
   return ScalarDev<S>{e.value};
 }
-template <class T, int M, int N, class Mem>
-TermDev<T, M> bind(const ArrayView<T, M, N, Mem>&, Binding<M>& b) {
+template <class T, int M, int N, class Mem, std::size_t K>
+TermDev<T, M> bind(const ArrayView<T, M, N, Mem>&, Binding<M, K>& b) {
   const Source<M>& s = b.sources[b.next++];
   return TermDev<T, M>{static_cast<const T*>(s.data), s.coef};
 }
-template <UnOp Op, class R, class A, int M>
-auto bind(const UnaryExpr<Op, R, A>& e, Binding<M>& b) {
+template <UnOp Op, class R, class A, int M, std::size_t K>
+auto bind(const UnaryExpr<Op, R, A>& e, Binding<M, K>& b) {
   auto a = bind(e.a, b);
   return UnaryDev<Un<Op, R>, decltype(a)>{a};
 }
-template <BinOp Op, class R, class A, class B, int M>
-auto bind(const BinaryExpr<Op, R, A, B>& e, Binding<M>& b) {
+template <BinOp Op, class R, class A, class B, int M, std::size_t K>
+auto bind(const BinaryExpr<Op, R, A, B>& e, Binding<M, K>& b) {
   auto x = bind(e.a, b);
   auto y = bind(e.b, b);
   return BinaryDev<Bin<Op, R>, decltype(x), decltype(y)>{x, y};
 }
-template <class R, class C, class A, class B, int M>
-auto bind(const WhereExpr<R, C, A, B>& e, Binding<M>& b) {
+template <class R, class C, class A, class B, int M, std::size_t K>
+auto bind(const WhereExpr<R, C, A, B>& e, Binding<M, K>& b) {
   auto c = bind(e.c, b);
   auto x = bind(e.a, b);
   auto y = bind(e.b, b);
@@ -828,13 +862,13 @@ inline bool congruent(const Comm& a, const Comm& b) {
 /// How operand `o` is read when evaluating over the target (parent `tp`, selection `ts`, the
 /// view the destination or the reduction's first operand is). From replicated data only. Throws
 /// the collective "halo too narrow" error.
-template <class To, int No, int M, class Mem, class Td, int Nd>
+template <class To, int No, int M, class Mem, class Td, int Nd, class Name>
 Access classify(const char* fn, const ArrayView<To, M, No, Mem>& o, const Array<Td, Nd, Mem>& tp,
-                const Selection<Nd, M>& ts, const std::string& target_name) {
+                const Selection<Nd, M>& ts, const Name& target_name) {
   const auto& op = o.parent();
   if (op.is_null()) throw Error(str(fn, ": operand is a null array"), true);
   if (!congruent(op.comm(), tp.comm()))
-    throw Error(str(fn, ": operand ", o.describe(), " lives on another communicator than ", target_name,
+    throw Error(str(fn, ": operand ", o.describe(), " lives on another communicator than ", target_name(),
                     " (use spmd::redistribute to move it first)"),
                 true);
   if constexpr (No != Nd) {
@@ -853,7 +887,7 @@ Access classify(const char* fn, const ArrayView<To, M, No, Mem>& o, const Array<
       const int h = op.halo()[a];
       if (os.map[a] >= 0 && h > 0 && reach > h)
         throw Error(str(fn, ": operand ", o.describe(), " reads '", op.label(), "' shifted by ", delta, " along axis ",
-                        a, " relative to ", target_name, ", but the halo of '", op.label(), "' is ", h,
+                        a, " relative to ", target_name(), ", but the halo of '", op.label(), "' is ", h,
                         " wide there: widen the halo (spmd::halo), or give '", op.label(), "' no halo along axis ", a,
                         " to have the operand moved automatically (halo reads read "
                         "what the halo holds: call exchange_halo() first)"),
@@ -885,17 +919,6 @@ bool may_overlap(const Selection<N, M>& a, const std::common_type_t<Index<M>>& s
   return true;
 }
 
-/// Knobs for tests: switch the lagged in-place path off (to cover the buffered one on the host
-/// too), or fix its number of bands (to cover band edges with one thread). Local.
-struct LaggedConfig {
-  bool enabled = true;
-  index_t bands = 0;  // 0: one per thread
-};
-inline LaggedConfig& lagged_config() {
-  static LaggedConfig c;
-  return c;
-}
-
 template <class Exec, class T, class Mem, class Src, int M>
 void launch_lagged(ExprState<T, Mem>& st, const DstDev<T, M>& dst, const Src& src, const Box<M>& box,
                    const index_t reach, const bool contig) {
@@ -911,7 +934,7 @@ void launch_lagged(ExprState<T, Mem>& st, const DstDev<T, M>& dst, const Src& sr
     k.lag = reach;
   }
   const index_t conc = static_cast<index_t>(Exec().concurrency());
-  const index_t want = lagged_config().bands > 0 ? lagged_config().bands : conc;
+  const index_t want = expr_config().bands > 0 ? expr_config().bands : conc;
   k.nbands = std::max<index_t>(1, std::min(want, k.nunits));
   const auto need = static_cast<std::size_t>(k.nbands * (3 * k.lag + 1) * k.unit);
   if (st.lagged.extent(0) < need)
@@ -942,19 +965,23 @@ struct Alias {
 /// Resolves every array operand of `e` against the target view (parent tp, selection ts, box J
 /// of this rank): classification, moves into cached temporaries, and where each is read.
 /// Returns the binding and fills `alias` (only meaningful when the target is written).
-template <class E, class Td, int Nd, class Mem, int M>
-Binding<M> resolve(const char* fn, const E& e, const Array<Td, Nd, Mem>& tp, const Selection<Nd, M>& ts,
-                   const std::common_type_t<Index<M>>& tshape, const Box<M>& box, ExprState<Td, Mem>& st,
-                   const std::string& target_name, Alias& alias) {
-  std::vector<Access> how;
-  auto classify_one = [&](const auto& o) { how.push_back(classify(fn, o, tp, ts, target_name)); };
+/// target_name() names the target in errors (called only then).
+template <class E, class Td, int Nd, class Mem, int M, class Name>
+Binding<M, terminal_count<E>::value> resolve(const char* fn, const E& e, const Array<Td, Nd, Mem>& tp,
+                                             const Selection<Nd, M>& ts, const std::common_type_t<Index<M>>& tshape,
+                                             const Box<M>& box, ExprState<Td, Mem>& st, const Name& target_name,
+                                             Alias& alias) {
+  constexpr std::size_t K = terminal_count<E>::value;
+  std::array<Access, (K > 0 ? K : 1)> how{};
+  std::size_t counted = 0;
+  auto classify_one = [&](const auto& o) { how[counted++] = classify(fn, o, tp, ts, target_name); };
   visit_terminals(e, classify_one);  // all verdicts first: an error leaves nothing half done
-  Binding<M> b;
+  Binding<M, K> b;
   alias = Alias{};
   std::size_t t = 0;
   auto resolve_one = [&](const auto& o) {
     if (how[t++] == Access::direct) {
-      b.sources.push_back(source_of(o.parent(), o.selection(), box));
+      b.push(source_of(o.parent(), o.selection(), box));
       if constexpr (std::is_same_v<std::decay_t<decltype(o.parent())>, Array<Td, Nd, Mem>>) {
         const auto* mine = tp.local_with_halo().data();
         if (mine && o.parent().local_with_halo().data() == mine && !same_selection(o.selection(), ts) &&
@@ -975,17 +1002,17 @@ Binding<M> resolve(const char* fn, const E& e, const Array<Td, Nd, Mem>& tp, con
     using Tmp = std::decay_t<decltype(m.temp)>;
     if (m.temp.is_null()) m.temp = Tmp(tp.distribution(), "spmd::expr::moved");
     m.plan->apply(o.parent(), m.temp);
-    b.sources.push_back(source_of(m.temp, ts, box));
+    b.push(source_of(m.temp, ts, box));
   };
   visit_terminals(e, resolve_one);
   return b;
 }
 
-template <int M>
-bool contiguous(const Binding<M>& b, const std::common_type_t<Kokkos::Array<index_t, M>>& dst_coef) {
+template <int M, std::size_t K>
+bool contiguous(const Binding<M, K>& b, const std::common_type_t<Kokkos::Array<index_t, M>>& dst_coef) {
   if (dst_coef[M - 1] != 1) return false;
-  for (const auto& s : b.sources)
-    if (s.coef[M - 1] != 1) return false;
+  for (std::size_t t = 0; t < b.count; ++t)
+    if (b.sources[t].coef[M - 1] != 1) return false;
   return true;
 }
 
@@ -1008,15 +1035,15 @@ void assign_expr(const ArrayView<Td, M, Nd, Mem>& dst, const E& e, const char* f
   ExprState<Td, Mem>& st = state ? *state : expr_state(tp);
   const Box<M> box = dst.owned();
   // A view of another array that cannot be read in place: one plan straight into the destination.
+  auto name = [&] { return "destination " + dst.describe(); };
   if constexpr (is_view<E>::value && std::is_same_v<typename E::value_type, Td>) {
-    const std::string name = "destination " + dst.describe();
     if (classify(fn, e, tp, dst.selection(), name) == Access::moved) {
       find_move(st, tp, e, dst.selection(), fn).plan->apply(e.parent(), tp);
       return;
     }
   }
   Alias alias;
-  Binding<M> b = resolve(fn, e, tp, dst.selection(), dst.shape(), box, st, "destination " + dst.describe(), alias);
+  auto b = resolve(fn, e, tp, dst.selection(), dst.shape(), box, st, name, alias);
   const auto src = bind(e, b);
   Source<M> d = source_of(tp, dst.selection(), box);
   DstDev<Td, M> out{static_cast<Td*>(const_cast<void*>(d.data)), d.coef};
@@ -1028,7 +1055,7 @@ void assign_expr(const ArrayView<Td, M, Nd, Mem>& dst, const E& e, const char* f
   // The destination's storage is read at other positions. On the host: in place, a few units
   // behind (LaggedAssign); on a device: into a buffer, then copied back.
   if constexpr (host_accessible<typename Exec::memory_space>()) {
-    if (lagged_config().enabled) {
+    if (expr_config().lagged) {
       launch_lagged<Exec>(st, out, src, box, alias.reach, contiguous(b, d.coef));
       return;
     }
@@ -1042,9 +1069,10 @@ void assign_expr(const ArrayView<Td, M, Nd, Mem>& dst, const E& e, const char* f
 }
 
 /// Reduce map(e) with C over its elements (the first operand's layout is the reference). Every
-/// rank gets the same result. Collective.
+/// rank gets the same result. fn names the public function in errors, label the kernel.
+/// Collective.
 template <Combine C, Map F, class Acc, class E>
-Acc reduce_expr(const char* fn, const E& e) {
+Acc reduce_expr(const char* fn, const char* label, const E& e) {
   static_assert(E::rank > 0, "spmd: reductions take an array, a view or an expression");
   const auto& anchor = first_terminal(e);
   using Anchor = std::decay_t<decltype(anchor)>;
@@ -1055,13 +1083,12 @@ Acc reduce_expr(const char* fn, const E& e) {
   const Box<Anchor::rank> box = anchor.owned();
   Alias alias;
   auto& st = expr_state(tp);
-  auto b =
-      resolve(fn, e, tp, anchor.selection(), anchor.shape(), box, st, "the first operand " + anchor.describe(), alias);
+  auto name = [&] { return "the first operand " + anchor.describe(); };
+  auto b = resolve(fn, e, tp, anchor.selection(), anchor.shape(), box, st, name, alias);
   const auto src = bind(e, b);
   Kokkos::Array<index_t, Anchor::rank> unit{};
   unit[Anchor::rank - 1] = 1;
-  const std::string label = str("spmd::expr::", fn + 6);
-  return combine_ranks<C>(tp.comm(), launch_reduce<C, F, Acc, Exec>(label.c_str(), src, box, contiguous(b, unit)));
+  return combine_ranks<C>(tp.comm(), launch_reduce<C, F, Acc, Exec>(label, src, box, contiguous(b, unit)));
 }
 
 template <class E>
@@ -1237,43 +1264,48 @@ template <class E, std::enable_if_t<impl::is_expression_v<E>, int> = 0>
 auto sum(const E& e) {
   using V = typename E::value_type;
   using Acc = std::conditional_t<std::is_same_v<V, bool>, index_t, V>;
-  return impl::reduce_expr<impl::Combine::sum, impl::Map::value, Acc>("spmd::sum", e);
+  return impl::reduce_expr<impl::Combine::sum, impl::Map::value, Acc>("spmd::sum", "spmd::expr::sum", e);
 }
 template <class E, std::enable_if_t<impl::is_expression_v<E>, int> = 0>
 auto prod(const E& e) {
-  return impl::reduce_expr<impl::Combine::prod, impl::Map::value, typename E::value_type>("spmd::prod", e);
+  return impl::reduce_expr<impl::Combine::prod, impl::Map::value, typename E::value_type>("spmd::prod",
+                                                                                          "spmd::expr::prod", e);
 }
 /// Smallest element; throws for a zero-size operand.
 template <class E, std::enable_if_t<impl::is_expression_v<E>, int> = 0>
 auto min(const E& e) {
   impl::require_nonempty_expr("spmd::min", e);
-  return impl::reduce_expr<impl::Combine::min, impl::Map::value, typename E::value_type>("spmd::min", e);
+  return impl::reduce_expr<impl::Combine::min, impl::Map::value, typename E::value_type>("spmd::min", "spmd::expr::min",
+                                                                                         e);
 }
 template <class E, std::enable_if_t<impl::is_expression_v<E>, int> = 0>
 auto max(const E& e) {
   impl::require_nonempty_expr("spmd::max", e);
-  return impl::reduce_expr<impl::Combine::max, impl::Map::value, typename E::value_type>("spmd::max", e);
+  return impl::reduce_expr<impl::Combine::max, impl::Map::value, typename E::value_type>("spmd::max", "spmd::expr::max",
+                                                                                         e);
 }
 template <class E, std::enable_if_t<impl::is_expression_v<E>, int> = 0>
 auto mean(const E& e) {
   impl::require_nonempty_expr("spmd::mean", e);
   using R = impl::real_t<typename E::value_type>;
-  return impl::reduce_expr<impl::Combine::sum, impl::Map::value, R>("spmd::mean", e) /
+  return impl::reduce_expr<impl::Combine::sum, impl::Map::value, R>("spmd::mean", "spmd::expr::mean", e) /
          static_cast<R>(impl::expr_size(e));
 }
 template <class E, std::enable_if_t<impl::is_expression_v<E>, int> = 0>
 auto norm2(const E& e) {
   using R = impl::real_t<typename E::value_type>;
-  return std::sqrt(impl::reduce_expr<impl::Combine::sum, impl::Map::square, R>("spmd::norm2", e));
+  return std::sqrt(impl::reduce_expr<impl::Combine::sum, impl::Map::square, R>("spmd::norm2", "spmd::expr::norm2", e));
 }
 template <class E, std::enable_if_t<impl::is_expression_v<E>, int> = 0>
 auto norm_inf(const E& e) {
-  return impl::reduce_expr<impl::Combine::absmax, impl::Map::value, typename E::value_type>("spmd::norm_inf", e);
+  return impl::reduce_expr<impl::Combine::absmax, impl::Map::value, typename E::value_type>("spmd::norm_inf",
+                                                                                            "spmd::expr::norm_inf", e);
 }
 /// Number of elements that are nonzero (true, for a bool expression).
 template <class E, impl::if_operand<E> = 0>
 index_t count_nonzero(const E& e) {
-  return impl::reduce_expr<impl::Combine::sum, impl::Map::nonzero, index_t>("spmd::count_nonzero", impl::as_node(e));
+  return impl::reduce_expr<impl::Combine::sum, impl::Map::nonzero, index_t>(
+      "spmd::count_nonzero", "spmd::expr::count_nonzero", impl::as_node(e));
 }
 /// True when some element is nonzero (false for a zero-size operand).
 template <class E, std::enable_if_t<impl::is_expression_v<E>, int> = 0>
