@@ -315,6 +315,13 @@ TEST(Expr, OperandsThatMove) {
   expect_array(c, rc, "a[0:10] + a[10:20]");
   // the plan and temporary were made once and reused
   EXPECT_EQ(spmd::impl::expr_state(c).moves.size(), 1u);
+  // at most 16 cached per array: 18 more shifts evict the least recently used ones
+  for (index_t k = 1; k <= 18; ++k) c(slice(0, 2)) = a(slice(k, k + 2)) - a(slice(0, 2));
+  EXPECT_EQ(spmd::impl::expr_state(c).moves.size(), 16u);
+  wc({Arg::sl(0, 2)}).set(ref::zip(wa({Arg::sl(18, 20)}).get(), wa({Arg::sl(0, 2)}).get(), [](double x, double y) {
+    return x - y;
+  }));
+  expect_array(c, rc, "after evictions");
   // other strides: c[0:5] = a[0:10:2] - a[19::-4]
   c(slice(0, 5)) = a(slice(0, 10, 2)) - a(slice(19, none, -4));
   wc({Arg::sl(0, 5)})

@@ -32,8 +32,10 @@
 ///        - error: a shift along a kept axis wider than a nonzero halo there (the halo was
 ///          meant for this read and is too narrow) is a collective spmd::Error;
 ///   3. if the destination's storage is also read at other positions (a stencil update in
-///      place), the kernel writes a buffer (cached, grown once) that is then copied back:
-///      NumPy's as-if-into-a-temporary result. Otherwise it writes the destination directly;
+///      place), NumPy's as-if-into-a-temporary result needs the old values: host spaces
+///      evaluate a few rows behind (LaggedAssign: a ring of rows per thread), devices into a
+///      buffer (cached, grown once) that is then copied back. Otherwise the kernel writes the
+///      destination directly;
 ///   4. one kernel over J evaluates the whole tree per point. Each operand's address is
 ///      base + sum_d coef[d] * j[d], precomputed on the host; when every operand and the
 ///      destination have unit stride along the last axis, the host kernel's inner loop is
@@ -525,27 +527,31 @@ struct promote {
 template <class V>
 using floating_t = std::conditional_t<std::is_floating_point_v<V>, V, double>;
 
-/// The shape of the operands of rank > 0 (all equal, else a collective spmd::Error naming them).
+/// The shape of the operands of rank > 0 (all equal, else a collective spmd::Error naming them;
+/// the message is built only then: expressions are built in hot loops).
 template <int R, class... X>
 Index<R> common_shape(const char* fn, const X&... x) {
   Index<R> shape{};
-  bool have = false;
-  std::string shapes;
-  bool bad = false;
+  bool have = false, bad = false;
   auto one = [&](const auto& e) {
     if constexpr (std::decay_t<decltype(e)>::rank > 0) {
-      const auto s = e.shape();
-      shapes += (shapes.empty() ? "" : " and ") + shape_str(s);
-      if (have && !(s == shape)) bad = true;
-      shape = s;
+      if (have && !(e.shape() == shape)) bad = true;
+      if (!have) shape = e.shape();
       have = true;
     }
   };
   (one(x), ...);
-  if (bad)
+  if (bad) {
+    std::string shapes;
+    auto name = [&](const auto& e) {
+      if constexpr (std::decay_t<decltype(e)>::rank > 0)
+        shapes += (shapes.empty() ? "" : " and ") + shape_str(e.shape());
+    };
+    (name(x), ...);
     throw Error(str("spmd::", fn, ": operand shapes ", shapes,
                     " differ (operands must have equal shapes; only scalars broadcast)"),
                 true);
+  }
   return shape;
 }
 
@@ -799,6 +805,7 @@ struct ExprState {
   static constexpr std::size_t max_moves = 16;
   std::vector<std::unique_ptr<CachedMove>> moves;
   std::uint64_t clock = 0;
+  std::uint64_t epoch = 0;        // the clock when the current assignment began: its entries stay
   Kokkos::View<T*, Mem> scratch;  // the aliasing buffer (grows, never shrinks)
   Kokkos::View<T*, Mem> lagged;   // the ring and edge buffers of LaggedAssign (grows, never shrinks)
 };
@@ -841,10 +848,12 @@ MoveEntry<To, No, M, Mem, Nd>& find_move(ExprState<Td, Mem>& st, const Array<Td,
                                                              dsel, e->extent, Backend::automatic, fn);
   e->used = st.clock;
   if (st.moves.size() >= ExprState<Td, Mem>::max_moves) {
-    std::size_t oldest = 0;
-    for (std::size_t i = 1; i < st.moves.size(); ++i)
-      if (st.moves[i]->used < st.moves[oldest]->used) oldest = i;
-    st.moves.erase(st.moves.begin() + static_cast<std::ptrdiff_t>(oldest));
+    // drop the least recently used entry, never one the current assignment reads
+    std::size_t oldest = st.moves.size();
+    for (std::size_t i = 0; i < st.moves.size(); ++i)
+      if (st.moves[i]->used < st.epoch && (oldest == st.moves.size() || st.moves[i]->used < st.moves[oldest]->used))
+        oldest = i;
+    if (oldest < st.moves.size()) st.moves.erase(st.moves.begin() + static_cast<std::ptrdiff_t>(oldest));
   }
   st.moves.push_back(std::move(e));
   return static_cast<E&>(*st.moves.back());
@@ -978,6 +987,7 @@ Binding<M, terminal_count<E>::value> resolve(const char* fn, const E& e, const A
   visit_terminals(e, classify_one);  // all verdicts first: an error leaves nothing half done
   Binding<M, K> b;
   alias = Alias{};
+  st.epoch = st.clock + 1;
   std::size_t t = 0;
   auto resolve_one = [&](const auto& o) {
     if (how[t++] == Access::direct) {
@@ -1038,6 +1048,7 @@ void assign_expr(const ArrayView<Td, M, Nd, Mem>& dst, const E& e, const char* f
   auto name = [&] { return "destination " + dst.describe(); };
   if constexpr (is_view<E>::value && std::is_same_v<typename E::value_type, Td>) {
     if (classify(fn, e, tp, dst.selection(), name) == Access::moved) {
+      st.epoch = st.clock + 1;
       find_move(st, tp, e, dst.selection(), fn).plan->apply(e.parent(), tp);
       return;
     }
