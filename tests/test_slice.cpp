@@ -12,7 +12,6 @@
 #include "spmd_test.hpp"
 
 using ref::Arg;
-using spmd::all;
 using spmd::Array;
 using spmd::Index;
 using spmd::index_t;
@@ -121,17 +120,17 @@ TEST(Slice, FactoriesAndIntegerIndices) {
   const auto w = ref::View::whole(ra);
   EXPECT_TRUE(same_mapping(a(slice(1, -1), slice(1, -1)), w({Arg::sl(1, -1), Arg::sl(1, -1)})));
   EXPECT_TRUE(same_mapping(a(slice(none, none, -1)), w({Arg::sl(std::nullopt, std::nullopt, -1)})));
-  EXPECT_TRUE(same_mapping(a(slice(5, none, -2), all), w({Arg::sl(5, std::nullopt, -2), Arg::all()})));
+  EXPECT_TRUE(same_mapping(a(slice(5, none, -2), spmd::all), w({Arg::sl(5, std::nullopt, -2), Arg::all()})));
   EXPECT_TRUE(same_mapping(a(slice(none, 4), slice(2, none)), w({Arg::sl(std::nullopt, 4), Arg::sl(2, std::nullopt)})));
-  EXPECT_TRUE(same_mapping(a(all, 0), w({Arg::all(), Arg::at(0)})));
+  EXPECT_TRUE(same_mapping(a(spmd::all, 0), w({Arg::all(), Arg::at(0)})));
   EXPECT_TRUE(same_mapping(a(-1), w({Arg::at(-1)})));  // fewer arguments: the rest are ':'
   EXPECT_TRUE(same_mapping(a(3, slice(none, none, 3)), w({Arg::at(3), Arg::sl(std::nullopt, std::nullopt, 3)})));
   EXPECT_TRUE(same_mapping(a(slice(20, 30)), w({Arg::sl(20, 30)})));  // clamped: empty
   EXPECT_EQ(a(slice(20, 30)).shape(), (Index<2>{0, 7}));
   EXPECT_EQ(a(slice(3, 1)).size(), 0);
-  static_assert(decltype(a(all, 0))::rank == 1, "an integer index drops its axis");
+  static_assert(decltype(a(spmd::all, 0))::rank == 1, "an integer index drops its axis");
   static_assert(decltype(a(0))::rank == 1, "an integer index drops its axis");
-  static_assert(decltype(a(all))::rank == 2, "omitted axes are kept");
+  static_assert(decltype(a(spmd::all))::rank == 2, "omitted axes are kept");
 }
 
 TEST(Slice, ViewsOfViewsCompose) {
@@ -144,7 +143,7 @@ TEST(Slice, ViewsOfViewsCompose) {
   EXPECT_TRUE(same_mapping(v1(slice(none, none, -2), slice(2, -1, 3)),
                            r1({Arg::sl(std::nullopt, std::nullopt, -2), Arg::sl(2, -1, 3)})));
   EXPECT_TRUE(same_mapping(v1(-2), r1({Arg::at(-2)})));
-  EXPECT_TRUE(same_mapping(v1(all, -1), r1({Arg::all(), Arg::at(-1)})));
+  EXPECT_TRUE(same_mapping(v1(spmd::all, -1), r1({Arg::all(), Arg::at(-1)})));
   EXPECT_TRUE(same_mapping(v1(slice(-100, 100, -1)), r1({Arg::sl(-100, 100, -1)})));  // empty
   const auto v2 = v1(slice(4, 0, -1), slice(1, 8, 2))(slice(none, none, -1), 1);
   const auto r2 = r1({Arg::sl(4, 0, -1), Arg::sl(1, 8, 2)})({Arg::sl(std::nullopt, std::nullopt, -1), Arg::at(1)});
@@ -158,9 +157,9 @@ TEST(Slice, AssignmentWritesThroughAndNeverHalos) {
   ref::Array ra = ref_pattern<2>({9, 7});
   const auto w = ref::View::whole(ra);
   // scalars: a[:, 0] = -273.15; a[0, :] = 40.0; a[1:-1:3, ::-2] = 7
-  a(all, 0) = -273.15;
+  a(spmd::all, 0) = -273.15;
   w({Arg::all(), Arg::at(0)}).set(std::vector<double>(9, -273.15));
-  a(0, all) = 40.0;
+  a(0, spmd::all) = 40.0;
   w({Arg::at(0), Arg::all()}).set(std::vector<double>(7, 40.0));
   a(slice(1, -1, 3), slice(none, none, -2)) = 7;
   const auto r = w({Arg::sl(1, -1, 3), Arg::sl(std::nullopt, std::nullopt, -2)});
@@ -186,10 +185,11 @@ TEST(Slice, CopyMakesANewArray) {
   EXPECT_EQ(c.shape(), (Index<2>{3, 2}));
   EXPECT_EQ(spmd::allgather(c), (w({Arg::sl(std::nullopt, std::nullopt, -2), Arg::at(1), Arg::sl(1, 3)}).get()));
   // the copy owns its storage: writing it leaves the parent alone
-  c(all) = 0.0;
+  c(spmd::all) = 0.0;
   spmd::testing::expect_all(equals_reference(a, ra), "parent unchanged by writes to a copy");
   // with options: a halo and a process grid of the caller's choice
-  const auto h = spmd::copy(a(all, slice(none, none, -1)), spmd::halo(1), spmd::grid({p, 1, 1}), spmd::label("h"));
+  const auto h =
+      spmd::copy(a(spmd::all, slice(none, none, -1)), spmd::halo(1), spmd::grid({p, 1, 1}), spmd::label("h"));
   EXPECT_EQ(h.halo(), (std::array<int, 3>{1, 1, 1}));
   EXPECT_EQ(h.distribution().dims(), (std::array<int, 3>{p, 1, 1}));
   EXPECT_EQ(spmd::allgather(h), (w({Arg::all(), Arg::sl(std::nullopt, std::nullopt, -1)}).get()));
@@ -209,7 +209,7 @@ TEST(Slice, OneAndFourDimensions) {
   fill_pattern(b);
   ref::Array rb = ref_pattern<4>({3, 4, 2, 5});
   const auto wb = ref::View::whole(rb);
-  write_through(b(slice(none, none, -1), 2, all, slice(1, none, 3)),
+  write_through(b(slice(none, none, -1), 2, spmd::all, slice(1, none, 3)),
                 wb({Arg::sl(std::nullopt, std::nullopt, -1), Arg::at(2), Arg::all(), Arg::sl(1, std::nullopt, 3)}), b,
                 rb);
 }
@@ -217,9 +217,9 @@ TEST(Slice, OneAndFourDimensions) {
 TEST(Slice, BadArgumentsAreCollectiveErrors) {
   auto a = spmd::zeros<double>(world(), {9, 7});
   SPMD_EXPECT_COLLECTIVE_ERROR(a(slice(1, 5, 0)), "slice step 0 on axis 0 of shape {9, 7}");
-  SPMD_EXPECT_COLLECTIVE_ERROR(a(all, slice(none, none, 0)), "slice step 0 on axis 1");
+  SPMD_EXPECT_COLLECTIVE_ERROR(a(spmd::all, slice(none, none, 0)), "slice step 0 on axis 1");
   SPMD_EXPECT_COLLECTIVE_ERROR(a(9), "index 9 is out of range for axis 0 with size 9 (shape {9, 7})");
-  SPMD_EXPECT_COLLECTIVE_ERROR(a(all, -8), "index -8 is out of range for axis 1 with size 7");
-  SPMD_EXPECT_COLLECTIVE_ERROR(a(slice(1, 3))(all, 7), "spmd::ArrayView::operator(): index 7 is out of range");
+  SPMD_EXPECT_COLLECTIVE_ERROR(a(spmd::all, -8), "index -8 is out of range for axis 1 with size 7");
+  SPMD_EXPECT_COLLECTIVE_ERROR(a(slice(1, 3))(spmd::all, 7), "spmd::ArrayView::operator(): index 7 is out of range");
   SPMD_EXPECT_COLLECTIVE_ERROR(a(slice(1, 3))(2), "index 2 is out of range for axis 0 with size 2 (shape {2, 7})");
 }
