@@ -541,4 +541,7 @@ TEST(Expr, BadInputIsACollectiveError) {
       "reads 'a' shifted by -2 along axis 0 relative to destination a[2:9, 0:8], but the halo of "
       "'a' is 1 wide there");
   SPMD_EXPECT_COLLECTIVE_ERROR(spmd::sum(a(slice(1, 5)) * a(slice(5, 9))), "shifted by 4 along axis 0");
+  Array<double, 2> null;
+  SPMD_EXPECT_COLLECTIVE_ERROR(null = a * 2.0, "spmd::view_of: a null array");
+  SPMD_EXPECT_COLLECTIVE_ERROR(a(spmd::all) = null, "spmd::view_of: a null array");
 }
