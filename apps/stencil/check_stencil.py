@@ -7,14 +7,14 @@ equal NumPy's grid bit for bit (a checkpoint of the last iteration, read with h5
 
 usage: check_stencil.py MPIEXEC STENCIL_EXE WORKDIR MAXRANKS [HDF5]
 """
-import json
 import os
 import shutil
-import subprocess
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "..", "perf", "peers"))
+sys.path.insert(0, os.path.join(here, "..", "common"))
+import apptest  # noqa: E402
 import numpy_stencil  # noqa: E402
 
 mpiexec, exe, work, maxranks = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
@@ -29,18 +29,10 @@ print(f"numpy: check {ref!r}")
 results = []
 for np_ in range(1, maxranks + 1):
     for fast in (False, True):
-        out = os.path.join(work, f"np{np_}{'-fast' if fast else ''}.json")
-        cmd = [mpiexec, "-n", str(np_), exe, "--n", str(n), "--iters", str(iters), "--json", out]
-        cmd += ["--fast"] if fast else []
+        args = ["--n", str(n), "--iters", str(iters)] + (["--fast"] if fast else [])
         if hdf5 and np_ == maxranks:  # the last iteration's grid, for h5py
-            cmd += ["--checkpoint-every", str(iters), "--checkpoint", os.path.join(work, f"ck{int(fast)}")]
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
-        print(" ".join(cmd))
-        print(p.stdout)
-        if p.returncode != 0:
-            sys.exit(f"FAIL: {' '.join(cmd)} exited with {p.returncode}")
-        with open(out) as f:
-            r = json.load(f)
+            args += ["--checkpoint-every", str(iters), "--checkpoint", os.path.join(work, f"ck{int(fast)}")]
+        r = apptest.run(mpiexec, exe, np_, args, os.path.join(work, f"np{np_}{'-fast' if fast else ''}.json"), 120)
         if r["first_iteration"] != 1 or r["iters"] != iters or r["n"] != n:
             sys.exit(f"FAIL: unexpected JSON {r}")
         results.append((np_, fast, r))
