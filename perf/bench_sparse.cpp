@@ -109,39 +109,46 @@ void set_counters(benchmark::State& state, const Matrix& A, const spmd::perf::Ma
       static_cast<double>(spmd::perf::world().allreduce(A.import_plan().num_ghosts(), spmd::Op::max));
 }
 
+/// What both SpMV benchmarks share: the matrix, x = 1 and y; run() times y = A x, checks the
+/// result and sets the common counters.
+struct SpmvRun {
+  int dim;
+  const Matrix& A;
+  Matrix::vector_type x, y;
+  explicit SpmvRun(benchmark::State& state)
+      : dim(static_cast<int>(state.range(0))),
+        A(poisson(dim, state.range(1))),
+        x(spmd::full<double>(A.col_distribution(), 1.0, "spmd::perf::sparse::x")),
+        y(A.make_vector("spmd::perf::sparse::y")) {
+    triad_gbs();
+  }
+  /// Times A x over the benchmark's iterations; returns the mean time of one. Collective.
+  double run(benchmark::State& state, const char* name) {
+    spmd::perf::ManualTimer timer(state);
+    for (auto _ : state) timer([&] { A.apply(x, y); });
+    // Row sums of the Laplacian: 2 dim minus one per neighbour; over all rows that is
+    // 2 dim N - (nnz - N) = (2 dim + 1) N - nnz (exact in doubles).
+    const double want = (2.0 * dim + 1.0) * static_cast<double>(A.rows()) - static_cast<double>(A.nnz());
+    spmd::perf::check_all(state, spmd::sum(y) == want, name);
+    set_counters(state, A, timer);
+    return timer.total() / static_cast<double>(state.iterations());
+  }
+};
+
 void BM_spmv(benchmark::State& state) {
-  const int dim = static_cast<int>(state.range(0));
-  const Matrix& A = poisson(dim, state.range(1));
-  triad_gbs();
-  auto x = spmd::full<double>(A.col_distribution(), 1.0, "spmd::perf::sparse::x");
-  auto y = A.make_vector("spmd::perf::sparse::y");
-  spmd::perf::ManualTimer timer(state);
-  for (auto _ : state) timer([&] { A.apply(x, y); });
-  // Row sums of the Laplacian: 2 dim minus one per neighbour; over all rows that is
-  // 2 dim N - (nnz - N) = (2 dim + 1) N - nnz.
-  const double want = (2.0 * dim + 1.0) * static_cast<double>(A.rows()) - static_cast<double>(A.nnz());
-  spmd::perf::check_all(state, spmd::sum(y) == want, "BM_spmv: wrong result");
-  set_counters(state, A, timer);
+  SpmvRun(state).run(state, "BM_spmv: wrong result");
 }
 
 void BM_spmv_overlap(benchmark::State& state) {
-  const int dim = static_cast<int>(state.range(0));
-  const Matrix& A = poisson(dim, state.range(1));
-  triad_gbs();
-  auto x = spmd::full<double>(A.col_distribution(), 1.0, "spmd::perf::sparse::x");
-  auto y = A.make_vector("spmd::perf::sparse::y");
+  SpmvRun r(state);
+  const Matrix& A = r.A;
   const double t_import = median_time(15, [&] {
-    A.import_begin(x);
+    A.import_begin(r.x);
     A.import_end();
   });
-  const double t_diag = median_time(15, [&] { A.spmv_diagonal(1.0, x, 0.0, y); });
-  const double t_off = median_time(15, [&] { A.spmv_offdiagonal(1.0, y); });
-  spmd::perf::ManualTimer timer(state);
-  for (auto _ : state) timer([&] { A.apply(x, y); });
-  const double want = (2.0 * dim + 1.0) * static_cast<double>(A.rows()) - static_cast<double>(A.nnz());
-  spmd::perf::check_all(state, spmd::sum(y) == want, "BM_spmv_overlap: wrong result");
-  const double t_full = timer.total() / static_cast<double>(state.iterations());
-  set_counters(state, A, timer);
+  const double t_diag = median_time(15, [&] { A.spmv_diagonal(1.0, r.x, 0.0, r.y); });
+  const double t_off = median_time(15, [&] { A.spmv_offdiagonal(1.0, r.y); });
+  const double t_full = r.run(state, "BM_spmv_overlap: wrong result");
   state.counters["import_us"] = 1e6 * t_import;
   state.counters["diagonal_us"] = 1e6 * t_diag;
   state.counters["offdiagonal_us"] = 1e6 * t_off;

@@ -106,6 +106,9 @@ class GhostImport {
   /// Post the receives, pack the entries of `x` (this rank's owned part) the peers need, send.
   /// Neighbour-collective.
   void begin(const VecView<const T, M>& x) const {
+    if (active_)
+      throw Error("spmd::sparse::GhostImport::begin: an import on this matrix is in progress; call import_end() first");
+    active_ = true;
     msgs_.post_receives();
     const index_t n = msgs_.send_total();
     if (n > 0)
@@ -117,6 +120,8 @@ class GhostImport {
   /// Wait for the ghosts (then ghosts() holds them, in stream order on a device) and for the
   /// sends. Local call, completes a neighbour-collective operation.
   void end() const {
+    if (!active_) throw Error("spmd::sparse::GhostImport::end: no import in progress (call import_begin() first)");
+    active_ = false;
     msgs_.wait_receives();
     msgs_.wait_sends();
   }
@@ -178,6 +183,7 @@ class GhostImport {
 
   Kokkos::View<int*, M> send_idx_;
   spmd::impl::MessagePlan<T, M> msgs_;
+  mutable bool active_ = false;
 };
 
 /// Smallest position k in sorted v[0, n) with v[k] >= x (n when none). Local.
@@ -356,11 +362,21 @@ CsrMatrix<T, M>::CsrMatrix(const Distribution<1>& rows, index_t ncols, const imp
     if (err.empty() && (nz > INT_MAX || n > INT_MAX))
       err = impl::str(where(), nz, " local entries in ", n,
                       " rows do not fit the int offsets and ordinals of the local blocks (at most ", INT_MAX, ")");
-    for (index_t i = 0; i < n && err.empty(); ++i)
-      for (index_t k = in.row_ptr(i); k < in.row_ptr(i + 1) && err.empty(); ++k)
-        if (in.col(k) < 0 || in.col(k) >= ncols)
-          err =
-              impl::str(where(), "column index ", in.col(k), " of global row ", lo + i, " is outside [0, ", ncols, ")");
+    if (err.empty()) {  // the first entry with a column out of range (in parallel: nnz may be large)
+      index_t first = nz;
+      Kokkos::parallel_reduce(
+          "spmd::sparse::CsrMatrix::check_columns", Kokkos::RangePolicy<host_exec, Kokkos::IndexType<index_t>>(0, nz),
+          [&](const index_t k, index_t& m) {
+            if ((in.col(k) < 0 || in.col(k) >= ncols) && k < m) m = k;
+          },
+          Kokkos::Min<index_t>(first));
+      if (first < nz) {
+        const index_t row = static_cast<index_t>(std::upper_bound(in.row_ptr.data(), in.row_ptr.data() + n + 1, first) -
+                                                 in.row_ptr.data() - 1);
+        err = impl::str(where(), "column index ", in.col(first), " of global row ", lo + row, " is outside [0, ", ncols,
+                        ")");
+      }
+    }
   }
   comm.check(err.empty(), err);
 
