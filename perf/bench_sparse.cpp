@@ -18,11 +18,15 @@
 //                    nothing to import). It is measured on the import itself, because the import
 //                    (microseconds) is far below the run-to-run noise of the products
 //                    (milliseconds): a difference of total times could not resolve it.
+//   BM_spmv_local    profiling aid: the diagonal block's product alone by KokkosSparse::spmv
+//                    (kernel:0), by KokkosSparse::spmv with a static schedule (kernel:1), and by a
+//                    plain scalar CSR loop (kernel:2), at the two largest sizes.
 // The matrix of the last size is kept between Google Benchmark's calls of one benchmark (building
 // a 4096^2 or 256^3 matrix takes seconds), never more than one at a time.
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -191,6 +195,51 @@ void BM_spmv_overlap(benchmark::State& state) {
   state.counters["messages"] = messages;
 }
 
+/// The plain scalar CSR loop (one row per iteration, int indices): the reference a kernel
+/// library's CSR SpMV is read against.
+struct CsrLoop {
+  Matrix::local_matrix_type::row_map_type rows;
+  Matrix::local_matrix_type::index_type cols;
+  Matrix::local_matrix_type::values_type vals;
+  Kokkos::View<const double*, Kokkos::LayoutLeft, Matrix::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> x;
+  Kokkos::View<double*, Kokkos::LayoutLeft, Matrix::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> y;
+  KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
+    double s = 0;
+    for (int k = rows(i); k < rows(i + 1); ++k) s += vals(k) * x(cols(k));
+    y(i) = s;
+  }
+};
+
+/// Profiling aid: the diagonal block's local product alone, three ways (variant 0: the
+/// KokkosSparse::spmv spmv uses; 1: KokkosSparse::spmv with Controls "schedule" = "static"
+/// (the default switches to a dynamic schedule above 10M entries); 2: the plain CsrLoop).
+/// Bytes: the byte model over the diagonal blocks of all ranks.
+void BM_spmv_local(benchmark::State& state) {
+  SpmvRun r(state);
+  const auto& D = r.A.diagonal_block();
+  const auto xv = spmd::blas::impl::vec(r.x);
+  const auto yv = spmd::blas::impl::vec(r.y);
+  KokkosKernels::Experimental::Controls controls;
+  controls.setParameter("schedule", "static");
+  const CsrLoop loop{D.graph.row_map, D.graph.entries, D.values, xv, yv};
+  const int variant = static_cast<int>(state.range(2));
+  spmd::perf::ManualTimer timer(state);
+  for (auto _ : state)
+    timer([&] {
+      if (variant == 0)
+        KokkosSparse::spmv("N", 1.0, D, xv, 0.0, yv);
+      else if (variant == 1)
+        KokkosSparse::spmv(controls, "N", 1.0, D, xv, 0.0, yv);
+      else
+        Kokkos::parallel_for("spmd::perf::sparse::csr_loop", Kokkos::RangePolicy<>(0, D.numRows()), loop);
+    });
+  std::array<double, 2> local{static_cast<double>(D.nnz()), static_cast<double>(D.numRows())};
+  spmd::perf::world().allreduce(local.data(), 2, spmd::Op::sum);
+  const double gbs = timer.rate(12.0 * local[0] + 20.0 * local[1]);
+  state.counters["GB/s"] = gbs;
+  state.counters["triad_fraction"] = gbs / triad_gbs();
+}
+
 const bool registered = [] {
   const std::pair<int, std::int64_t> sizes[] = {{2, 512}, {2, 1024}, {2, 2048}, {2, 4096}, {3, 64}, {3, 128}, {3, 256}};
   for (const auto& s : sizes) {
@@ -206,6 +255,13 @@ const bool registered = [] {
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond);
   }
+  for (const auto& s : {std::pair<int, std::int64_t>{2, 4096}, {3, 256}})
+    for (int variant : {0, 1, 2})
+      benchmark::RegisterBenchmark("BM_spmv_local", BM_spmv_local)
+          ->Args({s.first, s.second, variant})
+          ->ArgNames({"dim", "n", "kernel"})
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
   return true;
 }();
 

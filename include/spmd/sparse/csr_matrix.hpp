@@ -12,7 +12,8 @@
 ///                       with local column indices (global column - first owned column);
 ///   off-diagonal block  the other entries, with columns compressed to ghost indices: the
 ///                       distinct off-rank columns sorted by owner rank, then by global column,
-///                       so the ghosts owned by one peer are contiguous.
+///                       so the ghosts owned by one peer are contiguous. It holds only the rows
+///                       that have such entries (offdiagonal_rows() maps them to local rows).
 ///
 /// The ghost import plan (GhostImport), built once in the constructor, knows which owned x
 /// entries each peer needs (exchanged with one MPI_Alltoall of counts and one MPI_Alltoallv of
@@ -25,7 +26,10 @@
 ///   1. import begin: post the receives, pack the x entries peers need (one kernel), send;
 ///   2. y = alpha A_diag x + beta y     (KokkosSparse::spmv on the diagonal block);
 ///   3. import end: wait for the ghosts;
-///   4. y += alpha A_off ghosts         (KokkosSparse::spmv, beta = 1, on the off-diagonal block).
+///   4. y += alpha A_off ghosts         (KokkosSparse::spmv of the off-diagonal block into a
+///                                       compact buffer, then one kernel adds it into those rows
+///                                       of y: a beta = 1 product over all local rows would read
+///                                       and write all of y for a few boundary rows).
 /// The phases are public (import_begin, import_end, spmv_diagonal, spmv_offdiagonal) so that a
 /// benchmark can time them apart, or a solver can put other work in the gap.
 ///
