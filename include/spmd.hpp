@@ -16,6 +16,7 @@
 #include "spmd/math.hpp"
 #include "spmd/redistribute.hpp"
 #include "spmd/blas.hpp"
+#include "spmd/sparse.hpp"
 #if SPMD_HAVE_HDF5
 #include "spmd/io/checkpoint.hpp"
 #endif
