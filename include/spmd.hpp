@@ -18,6 +18,7 @@
 #include "spmd/blas.hpp"
 #include "spmd/slice.hpp"
 #include "spmd/expr.hpp"
+#include "spmd/sparse.hpp"
 #if SPMD_HAVE_HDF5
 #include "spmd/io/checkpoint.hpp"
 #endif

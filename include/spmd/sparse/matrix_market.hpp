@@ -1,0 +1,63 @@
+#pragma once
+/// \file sparse/matrix_market.hpp
+/// Reading a CsrMatrix from a Matrix Market file (https://math.nist.gov/MatrixMarket/formats.html).
+///
+/// Supported subset: `%%MatrixMarket matrix coordinate <field> <symmetry>` with field real
+/// (also spelled double), integer or pattern (every entry 1), and symmetry general or symmetric.
+/// Indices are 1-based in the file. Comment lines (starting with %) may precede the size line
+/// `rows cols entries`; blank lines are skipped everywhere. A symmetric file holds one triangle:
+/// every off-diagonal entry (i, j) also gives (j, i) (whichever triangle it is in; a symmetric
+/// matrix must be square). Repeated (row, column) entries are summed, as the Matrix Market
+/// convention and PETSc's ADD_VALUES do; explicit zeros are kept.
+///
+/// Reading strategy: a parallel read. Rank 0 alone reads the banner, comments and size line
+/// (a few lines) and broadcasts them with the byte offset where the entries start. The entry
+/// section is then cut into p byte ranges of equal length; each rank reads its own range (plus
+/// the rest of the line that crosses its end), parses the lines that start in it, numbers them
+/// from an exclusive prefix count of the lines of the ranks before it, and routes each entry
+/// (and its mirror) to the rank owning its row with one MPI_Alltoall of counts and one
+/// MPI_Alltoallv. So no rank holds more than its share of the file's bytes plus its share of
+/// the entries (and a rank 0 bottleneck or O(nnz) buffer never appears, unlike a read-on-root
+/// scheme). The file must be readable by every rank (a shared file system), which is where
+/// Matrix Market inputs of interesting size live anyway.
+///
+/// Errors (one spmd::Error, the same on every rank, naming the file and a line number):
+/// a missing or unreadable file; a bad banner; an unsupported object, format (array), field
+/// (complex) or symmetry (skew-symmetric, hermitian); a missing or malformed size line;
+/// a non-square symmetric matrix; an entry line with the wrong number of fields, a non-numeric
+/// index or value, or an index outside 1..rows / 1..cols; more entries than the size line
+/// declares (at the first extra line), or fewer (a truncated file).
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spmd/sparse/csr_matrix.hpp"
+
+namespace spmd::sparse {
+
+namespace impl {
+/// This rank's rows (of the balanced block distribution of the file's row count) of a Matrix
+/// Market file: CSR with global columns, sorted within rows, duplicates summed. Collective
+/// (src/sparse/matrix_market.cpp).
+struct MarketRows {
+  index_t rows = 0, cols = 0;
+  std::vector<index_t> row_ptr, col;
+  std::vector<double> val;
+};
+MarketRows read_market_rows(const Comm& comm, const std::string& path);
+}  // namespace impl
+
+/// The matrix stored in Matrix Market file `path` (see the file comment), rows balanced-block
+/// distributed over `comm`. Collective; throws the same spmd::Error on every rank for a
+/// malformed or unsupported file, naming the file and the line.
+template <class T = double, class M = DefaultMemorySpace>
+CsrMatrix<T, M> read_matrix_market(const Comm& comm, const std::string& path) {
+  impl::MarketRows r = impl::read_market_rows(comm, path);
+  const Distribution<1> rows(comm, Index<1>{r.rows});
+  std::vector<T> val(r.val.begin(), r.val.end());
+  r.val = std::vector<double>();
+  return CsrMatrix<T, M>(rows, r.cols, std::move(r.row_ptr), std::move(r.col), std::move(val), path);
+}
+
+}  // namespace spmd::sparse

@@ -1,0 +1,268 @@
+// spmd::sparse::CsrMatrix SpMV on the Poisson model matrices, read against a triad roofline
+// measured in the same run:
+//   BM_spmv          y = A x (CsrMatrix::apply) for poisson2d 512^2 .. 4096^2 and poisson3d
+//                    64^3 .. 256^3. Byte model (CSR, int indices): 12 B per nonzero (8 B value,
+//                    4 B column index) + 20 B per row (4 B row offset, 8 B x, 8 B y), counted
+//                    over the global matrix; GB/s = bytes / time of the slowest rank.
+//                    triad_fraction = GB/s / the job's triad GB/s (a = b + s c over 2^25 doubles
+//                    split over the ranks, 24 B per element, median of 15, measured once per run
+//                    with every rank streaming at once).
+//   BM_spmv_overlap  the phases of one spmv timed apart (medians of 15, slowest rank): the ghost
+//                    import alone (import_begin + import_end: import_us), the diagonal-block SpMV
+//                    alone, the off-diagonal-block SpMV alone; the import's exposed part in an
+//                    overlapped product (time in import_begin plus the wait left in import_end
+//                    after the diagonal block, on the rank that reaches import_end last, i.e. on
+//                    the critical path: import_exposed_us); the benchmark's own time is the
+//                    full spmv. overlap = 1 - exposed / import, clamped to [0, 1]: the fraction of
+//                    the import hidden behind the diagonal block (0 at one rank, where there is
+//                    nothing to import). It is measured on the import itself, because the import
+//                    (microseconds) is far below the run-to-run noise of the products
+//                    (milliseconds): a difference of total times could not resolve it.
+//   BM_spmv_local    profiling aid: the diagonal block's product alone by KokkosSparse::spmv
+//                    (kernel:0), by KokkosSparse::spmv with a static schedule (kernel:1), and by a
+//                    plain scalar CSR loop (kernel:2), at the two largest sizes.
+// The matrix of the last size is kept between Google Benchmark's calls of one benchmark (building
+// a 4096^2 or 256^3 matrix takes seconds), never more than one at a time.
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "bench_main.hpp"
+#include "spmd/algorithm.hpp"
+#include "spmd/reduce.hpp"
+#include "spmd/sparse.hpp"
+
+namespace {
+
+using Matrix = spmd::sparse::CsrMatrix<double>;
+
+/// The slowest rank's time of one call of body (fence, barrier, time, fence, MPI_MAX), median of
+/// `reps` calls. Collective.
+template <class F>
+double median_time(int reps, F&& body) {
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    spmd::perf::fence("spmd::perf::sparse::median_time before barrier");
+    spmd::perf::world().barrier();
+    const double t0 = MPI_Wtime();
+    body();
+    spmd::perf::fence("spmd::perf::sparse::median_time after body");
+    t.push_back(spmd::perf::world().allreduce(MPI_Wtime() - t0, spmd::Op::max));
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+/// a(i) = b(i) + s c(i).
+struct Triad {
+  Kokkos::View<double*> a, b, c;
+  double s;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const { a(i) = b(i) + s * c(i); }
+};
+
+/// The job's triad bandwidth in GB/s (all ranks at once, 2^25 doubles in total), measured on
+/// first use. Collective.
+double triad_gbs() {
+  static double gbs = 0;
+  if (gbs > 0) return gbs;
+  const spmd::Comm& comm = spmd::perf::world();
+  const spmd::index_t n = spmd::index_t(1) << 25;
+  const auto len = spmd::impl::block_extent(n, comm.size(), comm.rank());
+  Triad t{Kokkos::View<double*>("spmd::perf::sparse::triad_a", static_cast<std::size_t>(len)),
+          Kokkos::View<double*>("spmd::perf::sparse::triad_b", static_cast<std::size_t>(len)),
+          Kokkos::View<double*>("spmd::perf::sparse::triad_c", static_cast<std::size_t>(len)), 3.0};
+  Kokkos::deep_copy(t.b, 1.0);
+  Kokkos::deep_copy(t.c, 2.0);
+  const Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace, Kokkos::IndexType<std::int64_t>> policy(0, len);
+  Kokkos::parallel_for("spmd::perf::sparse::triad", policy, t);  // first touch, warm-up
+  const double dt = median_time(15, [&] { Kokkos::parallel_for("spmd::perf::sparse::triad", policy, t); });
+  gbs = 24.0 * static_cast<double>(n) / dt * 1e-9;
+  return gbs;
+}
+
+/// The Poisson matrix of `dim` dimensions and extent n, reused while the same one is asked for.
+/// Collective.
+const Matrix& poisson(int dim, spmd::index_t n) {
+  static std::unique_ptr<Matrix> cached;
+  static std::pair<int, spmd::index_t> key{0, 0};
+  static const bool hooked = [] {  // its Views must go before Kokkos does
+    Kokkos::push_finalize_hook([] { cached.reset(); });
+    return true;
+  }();
+  (void)hooked;
+  if (!cached || key != std::make_pair(dim, n)) {
+    cached.reset();
+    cached = std::make_unique<Matrix>(dim == 2 ? spmd::sparse::poisson2d(spmd::perf::world(), n, n)
+                                               : spmd::sparse::poisson3d(spmd::perf::world(), n, n, n));
+    key = {dim, n};
+  }
+  return *cached;
+}
+
+double spmv_bytes(const Matrix& A) {
+  return 12.0 * static_cast<double>(A.nnz()) + 20.0 * static_cast<double>(A.rows());
+}
+
+void set_counters(benchmark::State& state, const Matrix& A, const spmd::perf::ManualTimer& timer) {
+  const double gbs = timer.rate(spmv_bytes(A));
+  state.counters["GB/s"] = gbs;
+  state.counters["triad_GB/s"] = triad_gbs();
+  state.counters["triad_fraction"] = gbs / triad_gbs();
+  state.counters["rows"] = static_cast<double>(A.rows());
+  state.counters["nnz"] = static_cast<double>(A.nnz());
+  state.counters["ghosts_per_rank"] =
+      static_cast<double>(spmd::perf::world().allreduce(A.import_plan().num_ghosts(), spmd::Op::max));
+}
+
+/// What both SpMV benchmarks share: the matrix, x = 1 and y; run() times y = A x, checks the
+/// result and sets the common counters.
+struct SpmvRun {
+  int dim;
+  const Matrix& A;
+  Matrix::vector_type x, y;
+  explicit SpmvRun(benchmark::State& state)
+      : dim(static_cast<int>(state.range(0))),
+        A(poisson(dim, state.range(1))),
+        x(spmd::full<double>(A.col_distribution(), 1.0, "spmd::perf::sparse::x")),
+        y(A.make_vector("spmd::perf::sparse::y")) {
+    triad_gbs();
+  }
+  /// Times A x over the benchmark's iterations; returns the mean time of one. Collective.
+  double run(benchmark::State& state, const char* name) {
+    spmd::perf::ManualTimer timer(state);
+    for (auto _ : state) timer([&] { A.apply(x, y); });
+    // Row sums of the Laplacian: 2 dim minus one per neighbour; over all rows that is
+    // 2 dim N - (nnz - N) = (2 dim + 1) N - nnz (exact in doubles).
+    const double want = (2.0 * dim + 1.0) * static_cast<double>(A.rows()) - static_cast<double>(A.nnz());
+    spmd::perf::check_all(state, spmd::sum(y) == want, name);
+    set_counters(state, A, timer);
+    return timer.total() / static_cast<double>(state.iterations());
+  }
+};
+
+void BM_spmv(benchmark::State& state) {
+  SpmvRun(state).run(state, "BM_spmv: wrong result");
+}
+
+void BM_spmv_overlap(benchmark::State& state) {
+  SpmvRun r(state);
+  const Matrix& A = r.A;
+  const double t_import = median_time(15, [&] {
+    A.import_begin(r.x);
+    A.import_end();
+  });
+  const double t_diag = median_time(15, [&] { A.spmv_diagonal(1.0, r.x, 0.0, r.y); });
+  const double t_off = median_time(15, [&] { A.spmv_offdiagonal(1.0, r.y); });
+  // The import's exposed part inside an overlapped product, on the critical path: on the rank
+  // that reaches import_end last (the others may wait there for it, which is load imbalance,
+  // not import), the time spent in import_begin plus the wait left in import_end (median of 15).
+  std::vector<double> exposed;
+  for (int k = 0; k < 15; ++k) {
+    spmd::perf::fence("spmd::perf::sparse::overlap before barrier");
+    spmd::perf::world().barrier();
+    const double t0 = MPI_Wtime();
+    A.import_begin(r.x);
+    const double t1 = MPI_Wtime();
+    A.spmv_diagonal(1.0, r.x, 0.0, r.y);
+    spmd::perf::fence("spmd::perf::sparse::overlap after diagonal");
+    const double t2 = MPI_Wtime();
+    A.import_end();
+    spmd::perf::fence("spmd::perf::sparse::overlap after import");
+    const double t3 = MPI_Wtime();
+    A.spmv_offdiagonal(1.0, r.y);
+    const double mine[2] = {t2 - t0, (t1 - t0) + (t3 - t2)};
+    const std::vector<double> all = spmd::perf::world().allgather(mine, 2);
+    std::size_t last = 0;
+    for (std::size_t q = 1; q < all.size() / 2; ++q)
+      if (all[2 * q] > all[2 * last]) last = q;
+    exposed.push_back(all[2 * last + 1]);
+  }
+  std::sort(exposed.begin(), exposed.end());
+  const double t_exposed = exposed[exposed.size() / 2];
+  const double t_full = r.run(state, "BM_spmv_overlap: wrong result");
+  state.counters["import_us"] = 1e6 * t_import;
+  state.counters["import_exposed_us"] = 1e6 * t_exposed;
+  state.counters["diagonal_us"] = 1e6 * t_diag;
+  state.counters["offdiagonal_us"] = 1e6 * t_off;
+  state.counters["full_us"] = 1e6 * t_full;
+  // Nothing to hide where no rank sends anything (one rank).
+  const int messages = spmd::perf::world().allreduce(A.import_plan().num_sends(), spmd::Op::sum);
+  state.counters["overlap"] = messages > 0 ? std::clamp(1.0 - t_exposed / t_import, 0.0, 1.0) : 0.0;
+  state.counters["messages"] = messages;
+}
+
+/// The plain scalar CSR loop (one row per iteration, int indices): the reference a kernel
+/// library's CSR SpMV is read against.
+struct CsrLoop {
+  Matrix::local_matrix_type::row_map_type rows;
+  Matrix::local_matrix_type::index_type cols;
+  Matrix::local_matrix_type::values_type vals;
+  Kokkos::View<const double*, Kokkos::LayoutLeft, Matrix::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> x;
+  Kokkos::View<double*, Kokkos::LayoutLeft, Matrix::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> y;
+  KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
+    double s = 0;
+    for (int k = rows(i); k < rows(i + 1); ++k) s += vals(k) * x(cols(k));
+    y(i) = s;
+  }
+};
+
+/// Profiling aid: the diagonal block's local product alone, three ways (variant 0: the
+/// KokkosSparse::spmv spmv uses; 1: KokkosSparse::spmv with Controls "schedule" = "static"
+/// (the default switches to a dynamic schedule above 10M entries); 2: the plain CsrLoop).
+/// Bytes: the byte model over the diagonal blocks of all ranks.
+void BM_spmv_local(benchmark::State& state) {
+  SpmvRun r(state);
+  const auto& D = r.A.diagonal_block();
+  const auto xv = spmd::blas::impl::vec(r.x);
+  const auto yv = spmd::blas::impl::vec(r.y);
+  KokkosKernels::Experimental::Controls controls;
+  controls.setParameter("schedule", "static");
+  const CsrLoop loop{D.graph.row_map, D.graph.entries, D.values, xv, yv};
+  const int variant = static_cast<int>(state.range(2));
+  spmd::perf::ManualTimer timer(state);
+  for (auto _ : state)
+    timer([&] {
+      if (variant == 0)
+        KokkosSparse::spmv("N", 1.0, D, xv, 0.0, yv);
+      else if (variant == 1)
+        KokkosSparse::spmv(controls, "N", 1.0, D, xv, 0.0, yv);
+      else
+        Kokkos::parallel_for("spmd::perf::sparse::csr_loop", Kokkos::RangePolicy<>(0, D.numRows()), loop);
+    });
+  std::array<double, 2> local{static_cast<double>(D.nnz()), static_cast<double>(D.numRows())};
+  spmd::perf::world().allreduce(local.data(), 2, spmd::Op::sum);
+  const double gbs = timer.rate(12.0 * local[0] + 20.0 * local[1]);
+  state.counters["GB/s"] = gbs;
+  state.counters["triad_fraction"] = gbs / triad_gbs();
+}
+
+const bool registered = [] {
+  const std::pair<int, std::int64_t> sizes[] = {{2, 512}, {2, 1024}, {2, 2048}, {2, 4096}, {3, 64}, {3, 128}, {3, 256}};
+  for (const auto& s : sizes) {
+    benchmark::RegisterBenchmark("BM_spmv", BM_spmv)
+        ->Args({s.first, s.second})
+        ->ArgNames({"dim", "n"})
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+    if (s.second == 2048 || s.second == 4096 || s.second == 128 || s.second == 256)
+      benchmark::RegisterBenchmark("BM_spmv_overlap", BM_spmv_overlap)
+          ->Args({s.first, s.second})
+          ->ArgNames({"dim", "n"})
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
+  }
+  for (const auto& s : {std::pair<int, std::int64_t>{2, 4096}, {3, 256}})
+    for (int variant : {0, 1, 2})
+      benchmark::RegisterBenchmark("BM_spmv_local", BM_spmv_local)
+          ->Args({s.first, s.second, variant})
+          ->ArgNames({"dim", "n", "kernel"})
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
+  return true;
+}();
+
+}  // namespace
