@@ -193,6 +193,33 @@ TEST(Sparse, Halos) {
   check_matrix(A, ref, 1.0, 0.0, 2, 1, "halos");
 }
 
+TEST(Sparse, SplitPhases) {
+  // The phases spmv is made of, called one by one (as a benchmark or a solver does), with other
+  // work between import_begin and import_end; and the misuse of the split import.
+  const Csr ref = random_matrix(11, 11);
+  const auto A = from_rows(ref, line(11));
+  auto x = A.make_vector("test::x"), y = A.make_vector("test::y"), z = A.make_vector("test::z");
+  fill_pattern(x, 0.5);
+  fill_pattern(y, -1.0);
+  const auto want = ref.spmv(3.0, spmd::allgather(x), -2.0, spmd::allgather(y));
+  A.import_begin(x);
+  EXPECT_THROW(A.import_begin(x), spmd::Error);
+  A.spmv_diagonal(3.0, x, -2.0, y);
+  spmd::fill(z, 7.0);  // unrelated work while the ghosts travel
+  A.import_end();
+  A.spmv_offdiagonal(3.0, y);
+  expect_close(spmd::allgather(y), want, "split phases");
+  EXPECT_THROW(A.import_end(), spmd::Error);
+  if (world().size() == 1) {
+    EXPECT_EQ(A.import_plan().num_ghosts(), 0);
+  } else if (world().rank() == 0) {
+    EXPECT_GE(A.import_plan().num_ghosts(), 2);  // row 0's columns 9 and 10 live on the last rank
+  }
+  EXPECT_EQ(world().allreduce(A.import_plan().num_sent(), spmd::Op::sum),
+            world().allreduce(A.import_plan().num_ghosts(), spmd::Op::sum));
+  EXPECT_NE(A.import_plan().backend(), spmd::Backend::automatic);
+}
+
 TEST(Sparse, LayoutMismatch) {
   const Csr ref = random_matrix(9, 14);
   const auto A = from_rows(ref, line(9));

@@ -29,8 +29,8 @@
 #include <nlohmann/json.hpp>
 #include <spmd.hpp>
 
+#include "app_cli.hpp"
 #include "checkpoint_options.hpp"
-#include "parse_options.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -193,9 +193,9 @@ int run(const Op& A, const Problem& pb, const Config& cfg, const spmd::apps::Che
   spmd::transform(tmp, Minus{}, x, ustar);
   const double err_inf = spmd::norm_inf(tmp), err_rel = spmd::norm2(tmp) / spmd::norm2(ustar);
 #if SPMD_HAVE_HDF5
-  const std::int64_t x_crc32 = spmd::io::checksum(x);
+  const std::int64_t state_crc32 = spmd::io::checksum(x);
 #else
-  const std::int64_t x_crc32 = -1;
+  const std::int64_t state_crc32 = -1;
 #endif
   const double x_sum = spmd::sum(x);
   const int run_iters = res.iterations - first;
@@ -237,7 +237,7 @@ int run(const Op& A, const Problem& pb, const Config& cfg, const spmd::apps::Che
                           {"seconds_per_iteration", per_iter},
                           {"bytes_per_iteration", bytes},
                           {"gb_per_second", gbs},
-                          {"x_crc32", x_crc32},
+                          {"state_crc32", state_crc32},
                           {"x_sum", x_sum}};
       std::ofstream(cfg.json) << j.dump(2) << "\n";
     }
@@ -284,7 +284,7 @@ int main(int argc, char** argv) {
   cli.add_option("--check-error", cfg.check_error, "exit non-zero if the max error vs the known solution exceeds this");
   spmd::apps::CheckpointOptions ckpt("cg_solver");
   ckpt.add_to(cli);
-  if (const auto code = spmd::apps::parse_options(cli, argc, argv, comm)) return *code;
+  if (const int code = spmd::apps::parse(cli, comm, argc, argv); code >= 0) return code;
 
   ckpt.require_hdf5("cg_solver");
   std::string restart_path;

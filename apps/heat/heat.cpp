@@ -16,8 +16,8 @@
 #include <nlohmann/json.hpp>
 #include <spmd.hpp>
 
+#include "app_cli.hpp"
 #include "checkpoint_options.hpp"
-#include "parse_options.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
   cli.add_option("--check-error", check_error, "exit non-zero if the final error exceeds this");
   spmd::apps::CheckpointOptions ckpt("heat");
   ckpt.add_to(cli);
-  if (const auto code = spmd::apps::parse_options(cli, argc, argv, comm)) return *code;
+  // A later value of an option wins (scripts/demo.sh passes defaults before the user's options).
+  if (const int code = spmd::apps::parse(cli, comm, argc, argv); code >= 0) return code;
 
   ckpt.require_hdf5("heat");
   int first_step = 1;

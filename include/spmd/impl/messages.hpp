@@ -85,12 +85,7 @@ class MessagePlan {
   void post_receives() const {
     requests_.clear();
     if (backend_ != Backend::mpi) return;
-    char* base = reinterpret_cast<char*>(staged_ ? recv_host_.data() : recv_buf_.data());
-    for (const auto& m : recvs_) {
-      MPI_Request r;
-      SPMD_MPI_CHECK(MPI_Irecv(base + m.offset * unit, bytes(m), MPI_BYTE, m.rank, tag_, comm_.raw(), &r), fn_.c_str());
-      requests_.push_back(r);
-    }
+    post(recvs_, staged_ ? recv_host_.data() : recv_buf_.data(), MPI_Irecv);
   }
   /// After packing send_buffer() on the execution space: MPI: copy to the staging buffer if
   /// needed, fence, one MPI_Isend per send. NCCL: one grouped exchange on the stream (the
@@ -110,12 +105,7 @@ class MessagePlan {
     }
     if (staged_ && send_total() > 0) Kokkos::deep_copy(exec, send_host_, send_buf_);
     fence(exec, fence_label_);
-    char* base = reinterpret_cast<char*>(staged_ ? send_host_.data() : send_buf_.data());
-    for (const auto& m : sends_) {
-      MPI_Request r;
-      SPMD_MPI_CHECK(MPI_Isend(base + m.offset * unit, bytes(m), MPI_BYTE, m.rank, tag_, comm_.raw(), &r), fn_.c_str());
-      requests_.push_back(r);
-    }
+    post(sends_, staged_ ? send_host_.data() : send_buf_.data(), MPI_Isend);
   }
   /// MPI: wait for the receives, then copy staging to recv_buffer() if needed (enqueued on the
   /// execution space). NCCL: nothing (later work on the stream sees the data). Local.
@@ -141,6 +131,17 @@ class MessagePlan {
 
  private:
   using staging = typename staging_space<Mem>::type;
+  /// One nonblocking call (MPI_Isend or MPI_Irecv, whose buffer arguments differ only in
+  /// constness) per message of `list` at `base`; the requests are appended.
+  template <class Buf>
+  void post(const std::vector<Message>& list, T* base,
+            int (*call)(Buf, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*)) const {
+    for (const auto& m : list) {
+      MPI_Request r;
+      SPMD_MPI_CHECK(call(base + m.offset, bytes(m), MPI_BYTE, m.rank, tag_, comm_.raw(), &r), fn_.c_str());
+      requests_.push_back(r);
+    }
+  }
   static constexpr int unit = static_cast<int>(sizeof(T));
   static int bytes(const Message& m) { return static_cast<int>(m.count) * unit; }
   template <class Space>

@@ -12,7 +12,8 @@
 ///                       with local column indices (global column - first owned column);
 ///   off-diagonal block  the other entries, with columns compressed to ghost indices: the
 ///                       distinct off-rank columns sorted by owner rank, then by global column,
-///                       so the ghosts owned by one peer are contiguous.
+///                       so the ghosts owned by one peer are contiguous. It holds only the rows
+///                       that have such entries (offdiagonal_rows() maps them to local rows).
 ///
 /// The ghost import plan (GhostImport), built once in the constructor, knows which owned x
 /// entries each peer needs (exchanged with one MPI_Alltoall of counts and one MPI_Alltoallv of
@@ -25,7 +26,10 @@
 ///   1. import begin: post the receives, pack the x entries peers need (one kernel), send;
 ///   2. y = alpha A_diag x + beta y     (KokkosSparse::spmv on the diagonal block);
 ///   3. import end: wait for the ghosts;
-///   4. y += alpha A_off ghosts         (KokkosSparse::spmv, beta = 1, on the off-diagonal block).
+///   4. y += alpha A_off ghosts         (KokkosSparse::spmv of the off-diagonal block into a
+///                                       compact buffer, then one kernel adds it into those rows
+///                                       of y: a beta = 1 product over all local rows would read
+///                                       and write all of y for a few boundary rows).
 /// The phases are public (import_begin, import_end, spmv_diagonal, spmv_offdiagonal) so that a
 /// benchmark can time them apart, or a solver can put other work in the gap.
 ///
@@ -88,6 +92,16 @@ struct GatherPack {
   KOKKOS_INLINE_FUNCTION void operator()(const int k) const { buf(k) = x(idx(k)); }
 };
 
+/// y(rows(r)) += z(r): the off-diagonal block's products (one per row that has off-diagonal
+/// entries) added into y. The rows are distinct, so no atomics.
+template <class T, class M>
+struct ScatterAdd {
+  VecView<T, M> y;
+  Kokkos::View<const int*, M> rows;
+  Kokkos::View<const T*, M> z;
+  KOKKOS_INLINE_FUNCTION void operator()(const int r) const { y(rows(r)) += z(r); }
+};
+
 /// The ghost import plan of a CsrMatrix: fills the ghost vector (the x entries of the
 /// off-diagonal block's columns, in ghost order) from their owners.
 template <class T, class M>
@@ -106,6 +120,9 @@ class GhostImport {
   /// Post the receives, pack the entries of `x` (this rank's owned part) the peers need, send.
   /// Neighbour-collective.
   void begin(const VecView<const T, M>& x) const {
+    if (active_)
+      throw Error("spmd::sparse::GhostImport::begin: an import on this matrix is in progress; call import_end() first");
+    active_ = true;
     msgs_.post_receives();
     const index_t n = msgs_.send_total();
     if (n > 0)
@@ -117,6 +134,8 @@ class GhostImport {
   /// Wait for the ghosts (then ghosts() holds them, in stream order on a device) and for the
   /// sends. Local call, completes a neighbour-collective operation.
   void end() const {
+    if (!active_) throw Error("spmd::sparse::GhostImport::end: no import in progress (call import_begin() first)");
+    active_ = false;
     msgs_.wait_receives();
     msgs_.wait_sends();
   }
@@ -178,6 +197,7 @@ class GhostImport {
 
   Kokkos::View<int*, M> send_idx_;
   spmd::impl::MessagePlan<T, M> msgs_;
+  mutable bool active_ = false;
 };
 
 /// Smallest position k in sorted v[0, n) with v[k] >= x (n when none). Local.
@@ -239,7 +259,10 @@ class CsrMatrix {
   bool is_null() const { return rows_.is_null(); }
   /// The local blocks (Kokkos Kernels matrices). Local.
   const local_matrix_type& diagonal_block() const { return diag_; }
+  /// The off-diagonal block holds only the rows with off-rank entries: its row r is local row
+  /// offdiagonal_rows()(r). Local.
   const local_matrix_type& offdiagonal_block() const { return off_; }
+  const Kokkos::View<int*, M>& offdiagonal_rows() const { return off_rows_; }
   /// The ghost import plan (message counts, backend, the ghost vector). Local.
   const impl::GhostImport<T, M>& import_plan() const { return *import_; }
 
@@ -297,9 +320,13 @@ class CsrMatrix {
     KokkosSparse::spmv("N", alpha, diag_, blas::impl::vec(x), beta, blas::impl::vec(y));
   }
   void local_offdiagonal(const T& alpha, const vector_type& y) const {
-    if (off_.nnz() == 0) return;
+    const int nr = off_.numRows();
+    if (nr == 0) return;
     const impl::VecView<const T, M> g(import_->ghosts().data(), import_->ghosts().extent(0));
-    KokkosSparse::spmv("N", alpha, off_, g, T(1), blas::impl::vec(y));
+    KokkosSparse::spmv("N", alpha, off_, g, T(0), impl::VecView<T, M>(off_y_.data(), off_y_.extent(0)));
+    Kokkos::parallel_for("spmd::sparse::CsrMatrix::offdiagonal_add",
+                         Kokkos::RangePolicy<execution_space>(execution_space(), 0, nr),
+                         impl::ScatterAdd<T, M>{blas::impl::vec(y), off_rows_, off_y_});
   }
   void check_vector(const char* fn, const char* what, const vector_type& v, const Distribution<1>& d,
                     const char* side) const {
@@ -315,6 +342,8 @@ class CsrMatrix {
   index_t nrows_ = 0, ncols_ = 0, nnz_ = 0;
   std::string label_;
   local_matrix_type diag_, off_;
+  Kokkos::View<int*, M> off_rows_;  // the local row of each of off_'s rows
+  Kokkos::View<T*, M> off_y_;       // off_'s products, before they are added into y
   Kokkos::View<T*, M> diagonal_;
   std::shared_ptr<impl::GhostImport<T, M>> import_;
 };
@@ -356,11 +385,21 @@ CsrMatrix<T, M>::CsrMatrix(const Distribution<1>& rows, index_t ncols, const imp
     if (err.empty() && (nz > INT_MAX || n > INT_MAX))
       err = impl::str(where(), nz, " local entries in ", n,
                       " rows do not fit the int offsets and ordinals of the local blocks (at most ", INT_MAX, ")");
-    for (index_t i = 0; i < n && err.empty(); ++i)
-      for (index_t k = in.row_ptr(i); k < in.row_ptr(i + 1) && err.empty(); ++k)
-        if (in.col(k) < 0 || in.col(k) >= ncols)
-          err =
-              impl::str(where(), "column index ", in.col(k), " of global row ", lo + i, " is outside [0, ", ncols, ")");
+    if (err.empty()) {  // the first entry with a column out of range (in parallel: nnz may be large)
+      index_t first = nz;
+      Kokkos::parallel_reduce(
+          "spmd::sparse::CsrMatrix::check_columns", Kokkos::RangePolicy<host_exec, Kokkos::IndexType<index_t>>(0, nz),
+          [&](const index_t k, index_t& m) {
+            if ((in.col(k) < 0 || in.col(k) >= ncols) && k < m) m = k;
+          },
+          Kokkos::Min<index_t>(first));
+      if (first < nz) {
+        const index_t row = static_cast<index_t>(std::upper_bound(in.row_ptr.data(), in.row_ptr.data() + n + 1, first) -
+                                                 in.row_ptr.data() - 1);
+        err = impl::str(where(), "column index ", in.col(first), " of global row ", lo + row, " is outside [0, ", ncols,
+                        ")");
+      }
+    }
   }
   comm.check(err.empty(), err);
 
@@ -405,7 +444,17 @@ CsrMatrix<T, M>::CsrMatrix(const Distribution<1>& rows, index_t ncols, const imp
     return decltype(tag)(Kokkos::view_alloc(Kokkos::WithoutInitializing, l), len);
   };
   dev_map d_map = alloc(dev_map(), "spmd::sparse::CsrMatrix::diag_row_map", static_cast<std::size_t>(n + 1));
-  dev_map o_map = alloc(dev_map(), "spmd::sparse::CsrMatrix::off_row_map", static_cast<std::size_t>(n + 1));
+  // The off-diagonal block keeps only the rows that have off-diagonal entries (a product over
+  // every local row would read and write all of y for a few boundary rows).
+  std::vector<int> off_rows;
+  for (int i = 0; i < ni; ++i)
+    if (orow(i + 1) > orow(i)) off_rows.push_back(i);
+  const int nr = static_cast<int>(off_rows.size());
+  dev_map o_map = alloc(dev_map(), "spmd::sparse::CsrMatrix::off_row_map", static_cast<std::size_t>(nr + 1));
+  off_rows_ = Kokkos::View<int*, M>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::sparse::CsrMatrix::off_rows"), off_rows.size());
+  off_y_ = Kokkos::View<T*, M>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::sparse::CsrMatrix::off_products"),
+                               off_rows.size());
   dev_ints d_col = alloc(dev_ints(), "spmd::sparse::CsrMatrix::diag_columns", static_cast<std::size_t>(dnnz));
   dev_ints o_col = alloc(dev_ints(), "spmd::sparse::CsrMatrix::off_columns", static_cast<std::size_t>(onnz));
   dev_vals d_val = alloc(dev_vals(), "spmd::sparse::CsrMatrix::diag_values", static_cast<std::size_t>(dnnz));
@@ -436,7 +485,17 @@ CsrMatrix<T, M>::CsrMatrix(const Distribution<1>& rows, index_t ncols, const imp
     h_diag(i) = dg;
   });
   Kokkos::deep_copy(d_map, drow);
-  Kokkos::deep_copy(o_map, orow);
+  {
+    auto h_map = Kokkos::create_mirror_view(o_map);
+    auto h_rows = Kokkos::create_mirror_view(off_rows_);
+    for (int r = 0; r < nr; ++r) {
+      h_map(r) = orow(off_rows[static_cast<std::size_t>(r)]);
+      h_rows(r) = off_rows[static_cast<std::size_t>(r)];
+    }
+    h_map(nr) = onnz;
+    Kokkos::deep_copy(o_map, h_map);
+    Kokkos::deep_copy(off_rows_, h_rows);
+  }
   Kokkos::deep_copy(d_col, hd_col);
   Kokkos::deep_copy(o_col, ho_col);
   Kokkos::deep_copy(d_val, hd_val);
@@ -444,7 +503,7 @@ CsrMatrix<T, M>::CsrMatrix(const Distribution<1>& rows, index_t ncols, const imp
   Kokkos::deep_copy(diagonal_, h_diag);
   diag_ = local_matrix_type("spmd::sparse::CsrMatrix::diagonal_block", ni, static_cast<int>(cols_.owned().extent(0)),
                             dnnz, d_val, d_map, d_col);
-  off_ = local_matrix_type("spmd::sparse::CsrMatrix::offdiagonal_block", ni, static_cast<int>(ng), onnz, o_val, o_map,
+  off_ = local_matrix_type("spmd::sparse::CsrMatrix::offdiagonal_block", nr, static_cast<int>(ng), onnz, o_val, o_map,
                            o_col);
   import_ = std::make_shared<impl::GhostImport<T, M>>(cols_, ghosts, fn);
   nnz_ = comm.allreduce(static_cast<index_t>(dnnz) + onnz, Op::sum);
