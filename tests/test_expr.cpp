@@ -344,6 +344,24 @@ TEST(Expr, OperandsThatMove) {
   ref::View::whole(rz)({Arg::sl(1, 4), Arg::all()})
       .set(ref::View::whole(rbig)({Arg::sl(2, 8, 2), Arg::sl(1, 9)}).get());
   expect_array(z, rz, "another parent shape");
+  // two arrays on one distribution moved with one selection in one assignment (CFD's
+  // b[1:-1, -1] reading u[1:-1, 0] and v[1:-1, 0]): each operand gets its own cached entry and
+  // temporary, reused by the next pass
+  const auto dc = dist2(1);
+  auto [cu, rcu] = pattern<2>(dc, 0.0, "cu");
+  auto [cv, rcv] = pattern<2>(dc, 0.25, "cv");
+  auto [cw, rcw] = pattern<2>(dc, 0.5, "cw");
+  for (int rep = 0; rep < 2; ++rep)
+    cw(slice(1, -1), -1) = cu(slice(1, -1), 0) + 2.0 * cv(slice(1, -1), 0) + cw(slice(1, -1), 0);
+  EXPECT_EQ(spmd::impl::expr_state(cw).moves.size(), 3u);
+  const auto wcu = ref::View::whole(rcu), wcv = ref::View::whole(rcv);
+  auto wcw = ref::View::whole(rcw);
+  const auto col0 = [](ref::View w) { return w({Arg::sl(1, -1), Arg::at(0)}).get(); };
+  const auto cw0 = col0(wcw);
+  wcw({Arg::sl(1, -1), Arg::at(-1)})
+      .set(ref::zip(ref::zip(col0(wcu), col0(wcv), [](double s, double t) { return s + 2.0 * t; }), cw0,
+                    [](double s, double t) { return s + t; }));
+  expect_array(cw, rcw, "two arrays moved with one selection");
 }
 
 TEST(Expr, PeriodicColumnsAndOtherPlanes) {

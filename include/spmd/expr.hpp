@@ -824,7 +824,9 @@ bool same_selection(const Selection<N, M>& a, const Selection<N, M>& b) {
 
 /// The cached move of `src` into the layout of `target` at selection dsel (built on first use:
 /// collective over the target's communicator; every rank looks up the same entries, because
-/// the key holds replicated data only).
+/// the key holds replicated data only). An entry serves one operand per assignment: two operands
+/// with one key (`u[1:-1, 0]` and `p[1:-1, 0]` of two arrays on one distribution) get two
+/// entries, so each has its own temporary.
 template <class To, int No, int M, class Mem, class Td, int Nd>
 MoveEntry<To, No, M, Mem, Nd>& find_move(ExprState<Td, Mem>& st, const Array<Td, Nd, Mem>& target,
                                          const ArrayView<To, M, No, Mem>& src, const Selection<Nd, M>& dsel,
@@ -833,7 +835,7 @@ MoveEntry<To, No, M, Mem, Nd>& find_move(ExprState<Td, Mem>& st, const Array<Td,
   ++st.clock;
   for (auto& m : st.moves) {
     auto* e = dynamic_cast<E*>(m.get());
-    if (e && e->from == src.parent().distribution() && same_selection(e->sel, src.selection()) &&
+    if (e && e->used < st.epoch && e->from == src.parent().distribution() && same_selection(e->sel, src.selection()) &&
         same_selection(e->dsel, dsel) && e->extent == src.shape()) {
       e->used = st.clock;
       return *e;
