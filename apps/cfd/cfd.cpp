@@ -34,7 +34,7 @@
 // shift of -1: a halo read), which the halo exchange a stencil needs anyway fills. With
 // --moved-columns the arrays are not periodic and the engine moves each such column into a
 // temporary (a cached RegionPlan: one more message per moved column and per sweep when the
-// process grid splits x, 18 temporaries the size of the grid). Both give the same values bit for
+// process grid splits x, 14 temporaries the size of the grid). Both give the same values bit for
 // bit. The periodic halo is the faster (docs/performance.md#cfd): per sweep it saves two plan
 // executions (and their messages), per step ten.
 //
