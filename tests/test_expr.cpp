@@ -13,6 +13,7 @@
 #include "numpy_ref.hpp"
 #include "spmd_test.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -570,6 +571,30 @@ TEST(Expr, DeviceFormOfTheKernels) {
   spmd::impl::expr_config() = spmd::impl::ExprConfig{};
 }
 
+TEST(Expr, RanksOwningNothing) {
+  // 3 elements (or 2 rows) at up to 4 ranks: some ranks own nothing; every operation still runs
+  // there (empty boxes: no kernel; moves and reductions still take part)
+  auto [a, ra] = make<double, 1>(Distribution<1>(world(), {3}), [](const Index<1>& g) { return 2.0 + g[0]; });
+  auto [b, rb] = make<double, 1>(
+      Distribution<1>(world(), {3}), [](const Index<1>& g) { return 10.0 * g[0]; }, "b");
+  b(slice(none, none, -1)) = a * 2.0 + b(slice(none, none, -1));  // reversed: moved
+  ref::View::whole(rb)({Arg::sl(None, None, -1)})
+      .set(ref::zip(ra.v, ref::View::whole(rb)({Arg::sl(None, None, -1)}).get(),
+                    [](double x, double y) { return x * 2.0 + y; }));
+  expect_array(b, rb, "n < p, reversed", 0.0);
+  EXPECT_EQ(spmd::sum(a(slice(1, none)) * b(slice(none, -1))), ra.v[1] * rb.v[0] + ra.v[2] * rb.v[1]);
+  auto [g, rg] = make<double, 2>(
+      Distribution<2>(world(), {2, 5}, spmd::grid({0, 1})), [](const Index<2>& i) { return 1.0 + i[0] * 5 + i[1]; },
+      "g");
+  g(1, slice(1, none)) = g(0, slice(none, -1)) + g(1, slice(1, none));  // other plane: moved
+  ref::View::whole(rg)({Arg::at(1), Arg::sl(1, None)})
+      .set(ref::zip(ref::View::whole(rg)({Arg::at(0), Arg::sl(None, -1)}).get(),
+                    ref::View::whole(rg)({Arg::at(1), Arg::sl(1, None)}).get(),
+                    [](double x, double y) { return x + y; }));
+  expect_array(g, rg, "n < p, 2-d", 0.0);
+  EXPECT_EQ(spmd::max(g(slice(1, none)) - 1.0), *std::max_element(rg.v.begin() + 5, rg.v.end()) - 1.0);
+}
+
 TEST(Expr, BadInputIsACollectiveError) {
   auto a = spmd::zeros<double>(world(), {9, 8}, spmd::halo(1), spmd::label("a"));
   auto b = spmd::zeros<double>(world(), {8, 9});
@@ -585,4 +610,7 @@ TEST(Expr, BadInputIsACollectiveError) {
       "reads 'a' shifted by -2 along axis 0 relative to destination a[2:9, 0:8], but the halo of "
       "'a' is 1 wide there");
   SPMD_EXPECT_COLLECTIVE_ERROR(spmd::sum(a(slice(1, 5)) * a(slice(5, 9))), "shifted by 4 along axis 0");
+  Array<double, 2> null;
+  SPMD_EXPECT_COLLECTIVE_ERROR(null = a * 2.0, "spmd::view_of: a null array");
+  SPMD_EXPECT_COLLECTIVE_ERROR(a(spmd::all) = null, "spmd::view_of: a null array");
 }

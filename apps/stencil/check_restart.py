@@ -6,11 +6,12 @@ value equal: bitwise at the same rank count, to roundoff at another.
 
 usage: check_restart.py MPIEXEC STENCIL_EXE WORKDIR
 """
-import json
 import os
 import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import apptest  # noqa: E402
 
 mpiexec, exe, work = sys.argv[1:4]
 shutil.rmtree(work, ignore_errors=True)
@@ -19,15 +20,7 @@ common = ["--n", "37", "--iters", "40"]
 
 
 def run(np_, name, extra):
-    out = os.path.join(work, name + ".json")
-    cmd = [mpiexec, "-n", str(np_), exe] + common + ["--json", out] + extra
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=200)
-    print(" ".join(cmd))
-    print(p.stdout)
-    if p.returncode != 0:
-        sys.exit(f"FAIL: {name} exited with {p.returncode}")
-    with open(out) as f:
-        return json.load(f)
+    return apptest.run(mpiexec, exe, np_, common + extra, os.path.join(work, name + ".json"))
 
 
 prefix = os.path.join(work, "ck")
@@ -43,12 +36,8 @@ for r in (same, other, fast):
         sys.exit(f"FAIL: restart began at iteration {r['first_iteration']}, not 21")
 if latest["first_iteration"] != 41:  # the newest checkpoint is the last iteration: nothing left
     sys.exit(f"FAIL: --restart latest began at {latest['first_iteration']}, not 41")
-for name, r in (("checkpointing", ckp), ("restart-np2", same), ("restart-np3", other), ("restart-np3-fast", fast),
-                ("restart-latest", latest)):
-    if r["state_crc32"] != ref["state_crc32"]:
-        sys.exit(f"FAIL: {name}: final grid crc32 {r['state_crc32']} != uninterrupted {ref['state_crc32']}")
-    if abs(r["check"] - ref["check"]) > 1e-12 * abs(ref["check"]):
-        sys.exit(f"FAIL: {name}: check {r['check']!r} vs {ref['check']!r}")
+apptest.check_same_state(ref, (("checkpointing", ckp), ("restart-np2", same), ("restart-np3", other),
+                                ("restart-np3-fast", fast), ("restart-latest", latest)), "check")
 if same["check"] != ref["check"] or ckp["check"] != ref["check"]:
     sys.exit(f"FAIL: same rank count but check {same['check']!r} != {ref['check']!r}")
 print(f"stencil restart: final grids bitwise equal (crc32 {ref['state_crc32']:#010x}); checks", ref["check"],

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <spmd.hpp>
 
+#include "app_cli.hpp"
 #include "checkpoint_options.hpp"
 
 #include <cstdint>
@@ -76,13 +77,7 @@ int main(int argc, char** argv) {
   cli.add_option("--json", json_path, "write the results to this JSON file (rank 0)");
   spmd::apps::CheckpointOptions ckpt("stencil");
   ckpt.add_to(cli);
-  for (auto* opt : cli.get_options()) opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // Every rank parses the same argv and reaches the same verdict; rank 0 prints.
-    return comm.rank() == 0 ? cli.exit(e) : (e.get_exit_code() == 0 ? 0 : 1);
-  }
+  if (const int code = spmd::apps::parse(cli, comm, argc, argv); code >= 0) return code;
 
   ckpt.require_hdf5("stencil");
   int first = 1;  // the first iteration this run makes

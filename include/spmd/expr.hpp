@@ -254,12 +254,15 @@ inline ExprConfig& expr_config() {
 constexpr index_t host_chunk = 4096;
 
 /// The work items of a kernel over a box of extents `ext`: on host spaces one per row chunk (the
-/// inner loop runs along the last axis), on devices one per point.
+/// inner loop runs along the last axis), on devices one per point. A device item's index is split
+/// with 32-bit arithmetic when the box has fewer than 2^32 points (a GPU divides 64-bit integers
+/// in software: that would cost more than the point's memory traffic).
 template <int M>
 struct Items {
   Kokkos::Array<index_t, M> ext;
   index_t chunks;  // chunks per row (host) or 0 (device: one item per point)
   index_t chunk;
+  bool narrow;  // device: split with 32-bit unsigned arithmetic
 
   template <class Exec>
   static Items make(const Box<M>& box) {
@@ -270,6 +273,7 @@ struct Items {
       it.chunk = n < host_chunk ? (n > 0 ? n : 1) : host_chunk;
       it.chunks = (n + it.chunk - 1) / it.chunk;
     }
+    it.narrow = it.chunks == 0 && it.count() <= static_cast<index_t>(0xffffffffu);
     return it;
   }
   index_t count() const {
@@ -279,6 +283,20 @@ struct Items {
   }
   /// The row (k with k[M-1] = 0) and the range [lo, hi) along the last axis of item t.
   KOKKOS_FORCEINLINE_FUNCTION void split(index_t t, Kokkos::Array<index_t, M>& k, index_t& lo, index_t& hi) const {
+    if (narrow) {
+      unsigned u = static_cast<unsigned>(t);
+      const unsigned n = static_cast<unsigned>(ext[M - 1]);
+      lo = u % n;
+      u /= n;
+      hi = lo + 1;
+      k[M - 1] = 0;
+      for (int d = M - 2; d >= 0; --d) {
+        const unsigned e = static_cast<unsigned>(ext[d]);
+        k[d] = u % e;
+        u /= e;
+      }
+      return;
+    }
     if (chunks > 0) {
       const index_t c = t % chunks;
       t /= chunks;

@@ -280,6 +280,7 @@ auto view_of(const Array<T, N, Mem>& a, const S&... s) {
 /// The whole of `a` as a view (the identity selection). Local.
 template <class T, int N, class Mem>
 ArrayView<T, N, N, Mem> view_of(const Array<T, N, Mem>& a) {
+  if (a.is_null()) throw Error("spmd::view_of: a null array (assigned to, or used in an expression)", true);
   return ArrayView<T, N, N, Mem>(a, impl::Selection<N, N>::identity(), a.shape());
 }
 
