@@ -52,6 +52,8 @@
 #include <nlohmann/json.hpp>
 #include <spmd.hpp>
 
+#include "app_cli.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -210,13 +212,7 @@ int main(int argc, char** argv) {
   cli.add_option("--perturb", amplitude, "start from u, v = A times fixed patterns (0: from rest, as cuNumeric)");
   cli.add_option("--json", json_path, "write the results to this JSON file (rank 0)");
   cli.add_option("--save", save_path, "write the final u, v, p to this HDF5 file (HDF5 builds)");
-  for (auto* opt : cli.get_options()) opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // Every rank parses the same argv and reaches the same verdict; rank 0 prints.
-    return comm.rank() == 0 ? cli.exit(e) : (e.get_exit_code() == 0 ? 0 : 1);
-  }
+  if (const int code = spmd::apps::parse(cli, comm, argc, argv); code >= 0) return code;
   if (!SPMD_HAVE_HDF5 && !save_path.empty())
     throw spmd::Error("cfd: --save needs spmdarray built with SPMD_ENABLE_HDF5=ON", true);
 
