@@ -345,11 +345,31 @@ TEST(Expr, OperandsThatMove) {
   ref::View::whole(rz)({Arg::sl(1, 4), Arg::all()})
       .set(ref::View::whole(rbig)({Arg::sl(2, 8, 2), Arg::sl(1, 9)}).get());
   expect_array(z, rz, "another parent shape");
+  // three arrays on one distribution moved with one selection in one assignment (CFD's
+  // b[1:-1, -1] reading u[1:-1, 0] and v[1:-1, 0]): each array gets its own cached entry and
+  // temporary (a repeated operand shares its array's), reused by the next pass
+  const auto dc = dist2(1);
+  auto [cu, rcu] = pattern<2>(dc, 0.0, "cu");
+  auto [cv, rcv] = pattern<2>(dc, 0.25, "cv");
+  auto [cw, rcw] = pattern<2>(dc, 0.5, "cw");
+  for (int rep = 0; rep < 2; ++rep)
+    cw(slice(1, -1), -1) = cu(slice(1, -1), 0) + 2.0 * cv(slice(1, -1), 0) + cw(slice(1, -1), 0) * cu(slice(1, -1), 0);
+  EXPECT_EQ(spmd::impl::expr_state(cw).moves.size(), 3u);
+  const auto wcu = ref::View::whole(rcu), wcv = ref::View::whole(rcv);
+  auto wcw = ref::View::whole(rcw);
+  const auto col0 = [](ref::View w) { return w({Arg::sl(1, -1), Arg::at(0)}).get(); };
+  const auto cw0u = ref::zip(col0(wcw), col0(wcu), [](double s, double t) { return s * t; });
+  wcw({Arg::sl(1, -1), Arg::at(-1)})
+      .set(ref::zip(ref::zip(col0(wcu), col0(wcv), [](double s, double t) { return s + 2.0 * t; }), cw0u,
+                    [](double s, double t) { return s + t; }));
+  expect_array(cw, rcw, "two arrays moved with one selection");
 }
 
 TEST(Expr, PeriodicColumnsAndOtherPlanes) {
   // CFD-style periodic boundary columns with halo 1 along both axes:
-  //   u[1:-1, -1] = u[1:-1, -2] + u[1:-1, 0]   (column -2: a halo read; column 0: moved)
+  //   u[1:-1, -1] = u[1:-1, -2] + u[1:-1, 0]
+  // Column -2 is a halo read. Column 0 is moved, unless the axis is periodic in u: then the shift
+  // by -(n - 1) is one by +1 modulo n, a read of the periodic halo.
   for (bool periodic : {false, true}) {
     spmd::impl::DistributionOptions o;
     o.halo = {1};
@@ -361,11 +381,35 @@ TEST(Expr, PeriodicColumnsAndOtherPlanes) {
     u.exchange_halo();
     u(slice(1, -1), -1) = u(slice(1, -1), -2) + u(slice(1, -1), 0);
     const auto w = ref::View::whole(ru);
-    w({Arg::sl(1, -1), Arg::at(-1)})
-        .set(ref::zip(w({Arg::sl(1, -1), Arg::at(-2)}).get(), w({Arg::sl(1, -1), Arg::at(0)}).get(),
-                      [](double s, double t) { return s + t; }));
+    const std::vector<double> old0 = w({Arg::sl(1, -1), Arg::at(0)}).get();
+    w({Arg::sl(1, -1), Arg::at(-1)}).set(ref::zip(w({Arg::sl(1, -1), Arg::at(-2)}).get(), old0, [](double s, double t) {
+      return s + t;
+    }));
     expect_array(u, ru, periodic ? "boundary columns (periodic axis)" : "boundary columns");
+    EXPECT_EQ(spmd::impl::expr_state(u).moves.size(), periodic ? 0u : 1u);
+    // A periodic read sees what the halo holds: column 0 changed without an exchange is read as
+    // it was at the exchange; a moved column is read as it is.
+    u(spmd::all, 0) = -1.0;
+    u(slice(1, -1), -1) = 2.0 * u(slice(1, -1), 0);
+    w({Arg::all(), Arg::at(0)}).set(Vec(6, -1.0));
+    Vec twice = periodic ? old0 : Vec(4, -1.0);
+    for (double& x : twice) x *= 2.0;
+    w({Arg::sl(1, -1), Arg::at(-1)}).set(twice);
+    expect_array(u, ru, periodic ? "periodic halo read before an exchange" : "moved column after a change");
   }
+  // along a kept periodic axis: c[9:12] = a[0:3] * 2 with halo 3 reads a's periodic halo (a shift
+  // by -9, modulo 12 one by +3)
+  const Distribution<1> d1(world(), {12}, spmd::halo(3), spmd::periodic());
+  auto [a, ra] = pattern<1>(d1, 0.0, "a");
+  auto [c, rc] = pattern<1>(d1, 0.5, "c");
+  a.exchange_halo();
+  c(slice(9, 12)) = a(slice(0, 3)) * 2.0;
+  EXPECT_EQ(spmd::impl::expr_state(c).moves.size(), 0u);
+  auto wc = ref::View::whole(rc);
+  Vec head = ref::View::whole(ra)({Arg::sl(0, 3)}).get();
+  for (double& x : head) x *= 2.0;
+  wc({Arg::sl(9, 12)}).set(head);
+  expect_array(c, rc, "kept periodic axis");
 }
 
 namespace {

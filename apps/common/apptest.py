@@ -1,9 +1,20 @@
-"""Running an app under MPI from the apps' ctest scripts (heat/check_restart.py,
+"""Running an app under MPI from the apps' ctest scripts (heat/check_restart.py, cfd/check_cfd.py,
 stencil/check_stencil.py, stencil/check_restart.py)."""
 import json
 import os
+import shutil
 import subprocess
 import sys
+
+
+def check_args():
+    """The arguments of a check script, `MPIEXEC APP WORKDIR MAXRANKS [HDF5]`, as (mpiexec, app,
+    workdir, maxranks, hdf5); WORKDIR is made afresh."""
+    mpiexec, exe, work, maxranks = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    hdf5 = len(sys.argv) > 5 and sys.argv[5].upper() in ("1", "ON", "TRUE")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    return mpiexec, exe, work, maxranks, hdf5
 
 
 def run(mpiexec, exe, ranks, args, out_json, timeout=200):

@@ -8,7 +8,6 @@ equal NumPy's grid bit for bit (a checkpoint of the last iteration, read with h5
 usage: check_stencil.py MPIEXEC STENCIL_EXE WORKDIR MAXRANKS [HDF5]
 """
 import os
-import shutil
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -17,10 +16,7 @@ sys.path.insert(0, os.path.join(here, "..", "common"))
 import apptest  # noqa: E402
 import numpy_stencil  # noqa: E402
 
-mpiexec, exe, work, maxranks = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-hdf5 = len(sys.argv) > 5 and sys.argv[5].upper() in ("1", "ON", "TRUE")
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
+mpiexec, exe, work, maxranks, hdf5 = apptest.check_args()
 n, iters = 29, 25
 
 ref_grid = numpy_stencil.run(numpy_stencil.initialize(n), iters)

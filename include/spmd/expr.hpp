@@ -22,7 +22,8 @@
 ///      same verdict on every rank and at every rank count):
 ///        - direct: read in place (it reads the destination's layout at the same positions, or
 ///          shifted by at most the halo width: a halo read, which sees what the halo holds,
-///          so exchange halos first);
+///          so exchange halos first; along a periodic axis the shift counts modulo the axis
+///          length, so u[1:-1, 0] read for u[1:-1, -1] is a shift by +1: the periodic halo);
 ///        - moved: anything else (other process grid, other shape, permuted or strided
 ///          differently, shifted beyond the halo along an axis without a halo, another plane
 ///          of a dropped axis) is copied by an impl::RegionPlan into a temporary laid out like
@@ -814,7 +815,8 @@ struct MoveEntry : CachedMove {
   Selection<Nd, M> dsel;
   Index<M> extent{};
   std::unique_ptr<RegionPlan<To, No, M, Mem, Nd>> plan;
-  Array<To, Nd, Mem> temp;  // made on first use as an operand's temporary
+  Array<To, Nd, Mem> temp;       // made on first use as an operand's temporary
+  const void* source = nullptr;  // the array the temporary was last filled from (its identity)
 };
 
 /// Per-array state of the expression module (Array::impl_expr_state()).
@@ -842,22 +844,32 @@ bool same_selection(const Selection<N, M>& a, const Selection<N, M>& b) {
 
 /// The cached move of `src` into the layout of `target` at selection dsel (built on first use:
 /// collective over the target's communicator; every rank looks up the same entries, because
-/// the key holds replicated data only).
+/// the key holds replicated data only). An entry serves one array per assignment: operands of
+/// two arrays with one key (`u[1:-1, 0]` and `p[1:-1, 0]`, arrays on one distribution) get two
+/// entries, each with its own temporary; when `source` (the operand's array identity, the same
+/// relation on every rank) is given, a repeat of an operand the current assignment has already
+/// moved finds its entry again, and `*filled` tells the caller that its temporary is current.
 template <class To, int No, int M, class Mem, class Td, int Nd>
 MoveEntry<To, No, M, Mem, Nd>& find_move(ExprState<Td, Mem>& st, const Array<Td, Nd, Mem>& target,
                                          const ArrayView<To, M, No, Mem>& src, const Selection<Nd, M>& dsel,
-                                         const char* fn) {
+                                         const char* fn, const void* source = nullptr, bool* filled = nullptr) {
   using E = MoveEntry<To, No, M, Mem, Nd>;
   ++st.clock;
+  if (filled) *filled = false;
   for (auto& m : st.moves) {
     auto* e = dynamic_cast<E*>(m.get());
-    if (e && e->from == src.parent().distribution() && same_selection(e->sel, src.selection()) &&
-        same_selection(e->dsel, dsel) && e->extent == src.shape()) {
-      e->used = st.clock;
-      return *e;
-    }
+    if (!e || !(e->from == src.parent().distribution()) || !same_selection(e->sel, src.selection()) ||
+        !same_selection(e->dsel, dsel) || !(e->extent == src.shape()))
+      continue;
+    const bool claimed = e->used >= st.epoch;  // by an earlier operand of this assignment
+    if (claimed && !(source && e->source == source)) continue;
+    if (filled) *filled = claimed;
+    e->used = st.clock;
+    e->source = source;
+    return *e;
   }
   auto e = std::make_unique<E>();
+  e->source = source;
   e->from = src.parent().distribution();
   e->sel = src.selection();
   e->dsel = dsel;
@@ -886,6 +898,27 @@ inline bool congruent(const Comm& a, const Comm& b) {
   return result == MPI_IDENT || result == MPI_CONGRUENT;
 }
 
+/// A shift by `delta` along parent axis a of `d` as a halo read sees it. On a periodic axis the
+/// periodic halo holds index i of the axis also at i + n and i - n, so a shift beyond the halo is
+/// one by delta - n (or delta + n) when that fits in the halo: column 0 read for column n - 1 (a
+/// periodic boundary column of CFD codes) is a shift by +1. Otherwise delta. Local.
+template <int N>
+index_t halo_shift(const Distribution<N>& d, int a, index_t delta) {
+  const index_t h = d.halo()[a], n = d.extent(a);
+  if (!d.periodic()[a] || (delta < 0 ? -delta : delta) <= h) return delta;
+  const index_t wrapped = delta > 0 ? delta - n : delta + n;
+  return (wrapped < 0 ? -wrapped : wrapped) <= h ? wrapped : delta;
+}
+/// The selection a halo read of an operand (selection s, parent distribution d) reads through:
+/// s with each start at the target's start plus halo_shift (s itself unless an axis wraps).
+/// Local.
+template <int No, int Nd, int M>
+Selection<No, M> halo_selection(const Distribution<No>& d, Selection<No, M> s, const Selection<Nd, M>& ts) {
+  if constexpr (No == Nd)
+    for (int a = 0; a < No; ++a) s.start[a] = ts.start[a] + halo_shift(d, a, s.start[a] - ts.start[a]);
+  return s;
+}
+
 /// How operand `o` is read when evaluating over the target (parent `tp`, selection `ts`, the
 /// view the destination or the reduction's first operand is). From replicated data only. Throws
 /// the collective "halo too narrow" error.
@@ -905,10 +938,11 @@ Access classify(const char* fn, const ArrayView<To, M, No, Mem>& o, const Array<
     if (op.shape() != tp.shape()) return Access::moved;
     for (int a = 0; a < No; ++a)
       if (os.map[a] != ts.map[a] || (os.map[a] >= 0 && os.step[a] != ts.step[a])) return Access::moved;
-    // Co-indexed: operand index = target index + delta along every parent axis.
+    // Co-indexed: operand index = target index + delta along every parent axis (on a periodic
+    // axis, modulo its length: see halo_shift).
     bool moved = false;
     for (int a = 0; a < No; ++a) {
-      const index_t delta = os.start[a] - ts.start[a];
+      const index_t delta = halo_shift(op.distribution(), a, os.start[a] - ts.start[a]);
       if (delta == 0) continue;
       const index_t reach = delta < 0 ? -delta : delta;
       const int h = op.halo()[a];
@@ -1009,7 +1043,7 @@ Binding<M, terminal_count<E>::value> resolve(const char* fn, const E& e, const A
   std::size_t t = 0;
   auto resolve_one = [&](const auto& o) {
     if (how[t++] == Access::direct) {
-      b.push(source_of(o.parent(), o.selection(), box));
+      b.push(source_of(o.parent(), halo_selection(o.parent().distribution(), o.selection(), ts), box));
       if constexpr (std::is_same_v<std::decay_t<decltype(o.parent())>, Array<Td, Nd, Mem>>) {
         const auto* mine = tp.local_with_halo().data();
         if (mine && o.parent().local_with_halo().data() == mine && !same_selection(o.selection(), ts) &&
@@ -1026,10 +1060,11 @@ Binding<M, terminal_count<E>::value> resolve(const char* fn, const E& e, const A
       }
       return;
     }
-    auto& m = find_move(st, tp, o, ts, fn);
+    bool filled = false;
+    auto& m = find_move(st, tp, o, ts, fn, &o.parent().impl_expr_state(), &filled);
     using Tmp = std::decay_t<decltype(m.temp)>;
     if (m.temp.is_null()) m.temp = Tmp(tp.distribution(), "spmd::expr::moved");
-    m.plan->apply(o.parent(), m.temp);
+    if (!filled) m.plan->apply(o.parent(), m.temp);
     b.push(source_of(m.temp, ts, box));
   };
   visit_terminals(e, resolve_one);
