@@ -69,20 +69,47 @@ fi
 
 if [[ "$mode" == all || "$mode" == bench ]]; then
   b="$build/perf"
-  benches=${SPMD_GPU_BENCHES:-triad reduce halo}   # a subset, e.g. SPMD_GPU_BENCHES=triad
-  common=(--benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_out_format=json)
-  [[ $benches == *triad* ]] && "$b/bench_triad" "${common[@]}" --benchmark_out="$out/triad_np1.json" > "$out/bench-triad.log" 2>&1
-  [[ $benches == *reduce* ]] && "$b/bench_reduce" "${common[@]}" --benchmark_filter='n:(1024|4096|16384|65536|262144)/' \
-    --benchmark_out="$out/reduce_np1.json" > "$out/bench-reduce.log" 2>&1
-  if [[ $benches != *halo* ]]; then
-    :
-  elif [[ $ngpu -ge 2 ]]; then
-    for be in mpi nccl; do
-      SPMD_BACKEND=$be mpirun -n 2 --bind-to none "$b/bench_halo" "${common[@]}" \
-        --benchmark_out="$out/halo_np2_$be.json" > "$out/bench-halo-$be.log" 2>&1
+  # A subset, e.g. SPMD_GPU_BENCHES="triad cg"; "apps" runs stencil, cfd and cg_solver at GPU sizes.
+  benches=${SPMD_GPU_BENCHES:-triad reduce halo sparse cg stencil apps}
+  reps=${SPMD_GPU_REPS:-5}
+  common=(--benchmark_repetitions=$reps --benchmark_report_aggregates_only=true --benchmark_out_format=json)
+  bench() {  # bench NAME JSON [args...]: one benchmark program, its log and JSON under OUT
+    local name=$1 json=$2; shift 2
+    local t0=$(date +%s)
+    "$@" "${common[@]}" --benchmark_out="$out/$json" > "$out/bench-${json%.json}.log" 2>&1 ||
+      log "$name failed (exit $?): $(tail -3 "$out/bench-${json%.json}.log" | tr '\n' ' ')"
+    log "$name done in $(( $(date +%s) - t0 )) s"
+  }
+  has() { [[ " $benches " == *" $1 "* ]]; }
+  has triad && bench triad triad_np1.json "$b/bench_triad"
+  has reduce && bench reduce reduce_np1.json "$b/bench_reduce" --benchmark_filter='n:(1024|4096|16384|65536|262144)/'
+  if has halo; then
+    if [[ $ngpu -ge 2 ]]; then
+      for be in mpi nccl; do
+        SPMD_BACKEND=$be bench "halo $be" "halo_np2_$be.json" mpirun -n 2 --bind-to none "$b/bench_halo"
+      done
+    else
+      bench halo halo_np1.json "$b/bench_halo"
+    fi
+  fi
+  # Sparse, CG and stencil: one rank per GPU (the automatic backend: NCCL with 2 GPUs).
+  np=1; [[ $ngpu -ge 2 ]] && np=2
+  run_np() { if [[ $np -gt 1 ]]; then mpirun -n $np --bind-to none "$@"; else "$@"; fi; }
+  has sparse && bench sparse "sparse_np$np.json" run_np "$b/bench_sparse" --benchmark_filter='BM_spmv(_overlap)?/'
+  has cg && bench cg "cg_np$np.json" run_np "$b/bench_cg"
+  has stencil && bench stencil "stencil_np$np.json" run_np "$b/bench_stencil"
+  if has apps; then
+    a="$build/apps"
+    for app in "stencil --n 16384 --iters 200 --fast" "stencil --n 16384 --iters 200" \
+               "cfd --nx 4096 --ny 4096 --steps 20" \
+               "cg_solver --problem poisson2d --n 4096 --tol 1e-12 --max-iters 1000" \
+               "cg_solver --problem poisson2d --n 4096 --tol 1e-12 --max-iters 1000 --operator matrix-free" \
+               "cg_solver --problem poisson3d --n 256 --tol 1e-12 --max-iters 500"; do
+      tag=$(echo "$app" | tr -c 'a-zA-Z0-9\n' '_' | tr -s '_')
+      # shellcheck disable=SC2086
+      run_np "$a/"$app --json "$out/app_${tag}_np$np.json" > "$out/app-$tag.log" 2>&1 || log "app $app: exit $?"
+      log "app $app (np $np): $(grep -m3 -E 'points/s|ms/iteration|check' "$out/app-$tag.log" | tr '\n' ' ')"
     done
-  else
-    "$b/bench_halo" "${common[@]}" --benchmark_out="$out/halo_np1.json" > "$out/bench-halo.log" 2>&1
   fi
   log "benchmarks done"
 fi
@@ -90,4 +117,5 @@ fi
 # At most 8 files come back from a lent machine: keep the reports, pack the logs.
 cat "$out/gpus.txt" >> "$out/summary.txt"
 (cd "$out" && tar -czf logs.tgz --remove-files ./*.log gpus.txt 2>/dev/null)
+(cd "$out" && ls ./*.json > /dev/null 2>&1 && tar -czf json.tgz --remove-files ./*.json)
 ls "$out"
