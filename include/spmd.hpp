@@ -16,7 +16,10 @@
 #include "spmd/math.hpp"
 #include "spmd/redistribute.hpp"
 #include "spmd/blas.hpp"
+#include "spmd/slice.hpp"
+#include "spmd/expr.hpp"
 #include "spmd/sparse.hpp"
+#include "spmd/solvers.hpp"
 #if SPMD_HAVE_HDF5
 #include "spmd/io/checkpoint.hpp"
 #endif

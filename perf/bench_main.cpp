@@ -4,6 +4,7 @@
 #include "bench_main.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <ostream>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "spmd/config.hpp"
+#include "spmd/distribution.hpp"
 #include "spmd/runtime.hpp"
 
 namespace {
@@ -58,6 +60,34 @@ bool bool_flag_set(int argc, char** argv, const char* flag) {
 }  // namespace
 
 namespace spmd::perf {
+
+namespace {
+/// a(i) = b(i) + s c(i).
+struct Triad {
+  Kokkos::View<double*> a, b, c;
+  double s;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const { a(i) = b(i) + s * c(i); }
+};
+}  // namespace
+
+double triad_gbs() {
+  static double gbs = 0;
+  if (gbs > 0) return gbs;
+  const Comm& comm = world();
+  const index_t n = index_t(1) << 25;
+  const auto len = impl::block_extent(n, comm.size(), comm.rank());
+  Triad t{Kokkos::View<double*>("spmd::perf::triad_a", static_cast<std::size_t>(len)),
+          Kokkos::View<double*>("spmd::perf::triad_b", static_cast<std::size_t>(len)),
+          Kokkos::View<double*>("spmd::perf::triad_c", static_cast<std::size_t>(len)), 3.0};
+  Kokkos::deep_copy(t.b, 1.0);
+  Kokkos::deep_copy(t.c, 2.0);
+  const Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace, Kokkos::IndexType<std::int64_t>> policy(0, len);
+  Kokkos::parallel_for("spmd::perf::triad", policy, t);  // first touch, warm-up
+  const double dt = median_time(15, [&] { Kokkos::parallel_for("spmd::perf::triad", policy, t); });
+  gbs = 24.0 * static_cast<double>(n) / dt * 1e-9;
+  return gbs;
+}
+
 const Comm& world() {
   return *g_world;
 }

@@ -13,7 +13,9 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "spmd/comm.hpp"
 #include "spmd/impl/ndrange.hpp"
@@ -74,6 +76,29 @@ class ManualTimer {
   double total_ = 0;
   long long count_ = 0;
 };
+
+/// The slowest rank's time of one call of body (fence, barrier, time, fence, MPI_MAX), median of
+/// `reps` calls. Collective over world().
+template <class F>
+double median_time(int reps, F&& body) {
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    fence("spmd::perf::median_time before barrier");
+    world().barrier();
+    const double t0 = MPI_Wtime();
+    body();
+    fence("spmd::perf::median_time after body");
+    t.push_back(world().allreduce(MPI_Wtime() - t0, Op::max));
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+/// The job's triad bandwidth in GB/s: a = b + s c over 2^25 doubles in total split over the
+/// ranks (every rank streaming at once), 24 B per element, median of 15 runs; measured on first
+/// use, then remembered: the roofline the benchmarks' figures are read against. Collective over
+/// world() on first use.
+double triad_gbs();
 
 /// Agree over world() that `ok` holds on every rank; otherwise mark the benchmark failed on every
 /// rank alike (so the ranks stay in step). Collective.

@@ -27,17 +27,17 @@
 //                    plain scalar CSR loop (kernel:2), and the matrix's own product
 //                    (spmv_diagonal: the SELL kernel on host spaces, kernel:3), at the two
 //                    largest sizes: the CSR-to-SELL comparison within one run.
-// The matrix of the last size is kept between Google Benchmark's calls of one benchmark (building
-// a 4096^2 or 256^3 matrix takes seconds), never more than one at a time.
+// The matrix of the last size is kept between Google Benchmark's calls of one benchmark
+// (poisson_matrix.hpp).
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "bench_main.hpp"
+#include "poisson_matrix.hpp"
 #include "spmd/algorithm.hpp"
 #include "spmd/reduce.hpp"
 #include "spmd/sparse.hpp"
@@ -46,68 +46,9 @@ namespace {
 
 using Matrix = spmd::sparse::CsrMatrix<double>;
 
-/// The slowest rank's time of one call of body (fence, barrier, time, fence, MPI_MAX), median of
-/// `reps` calls. Collective.
-template <class F>
-double median_time(int reps, F&& body) {
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    spmd::perf::fence("spmd::perf::sparse::median_time before barrier");
-    spmd::perf::world().barrier();
-    const double t0 = MPI_Wtime();
-    body();
-    spmd::perf::fence("spmd::perf::sparse::median_time after body");
-    t.push_back(spmd::perf::world().allreduce(MPI_Wtime() - t0, spmd::Op::max));
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-/// a(i) = b(i) + s c(i).
-struct Triad {
-  Kokkos::View<double*> a, b, c;
-  double s;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const { a(i) = b(i) + s * c(i); }
-};
-
-/// The job's triad bandwidth in GB/s (all ranks at once, 2^25 doubles in total), measured on
-/// first use. Collective.
-double triad_gbs() {
-  static double gbs = 0;
-  if (gbs > 0) return gbs;
-  const spmd::Comm& comm = spmd::perf::world();
-  const spmd::index_t n = spmd::index_t(1) << 25;
-  const auto len = spmd::impl::block_extent(n, comm.size(), comm.rank());
-  Triad t{Kokkos::View<double*>("spmd::perf::sparse::triad_a", static_cast<std::size_t>(len)),
-          Kokkos::View<double*>("spmd::perf::sparse::triad_b", static_cast<std::size_t>(len)),
-          Kokkos::View<double*>("spmd::perf::sparse::triad_c", static_cast<std::size_t>(len)), 3.0};
-  Kokkos::deep_copy(t.b, 1.0);
-  Kokkos::deep_copy(t.c, 2.0);
-  const Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace, Kokkos::IndexType<std::int64_t>> policy(0, len);
-  Kokkos::parallel_for("spmd::perf::sparse::triad", policy, t);  // first touch, warm-up
-  const double dt = median_time(15, [&] { Kokkos::parallel_for("spmd::perf::sparse::triad", policy, t); });
-  gbs = 24.0 * static_cast<double>(n) / dt * 1e-9;
-  return gbs;
-}
-
-/// The Poisson matrix of `dim` dimensions and extent n, reused while the same one is asked for.
-/// Collective.
-const Matrix& poisson(int dim, spmd::index_t n) {
-  static std::unique_ptr<Matrix> cached;
-  static std::pair<int, spmd::index_t> key{0, 0};
-  static const bool hooked = [] {  // its Views must go before Kokkos does
-    Kokkos::push_finalize_hook([] { cached.reset(); });
-    return true;
-  }();
-  (void)hooked;
-  if (!cached || key != std::make_pair(dim, n)) {
-    cached.reset();
-    cached = std::make_unique<Matrix>(dim == 2 ? spmd::sparse::poisson2d(spmd::perf::world(), n, n)
-                                               : spmd::sparse::poisson3d(spmd::perf::world(), n, n, n));
-    key = {dim, n};
-  }
-  return *cached;
-}
+using spmd::perf::median_time;
+using spmd::perf::poisson;
+using spmd::perf::triad_gbs;
 
 double spmv_bytes(const Matrix& A) {
   return 12.0 * static_cast<double>(A.nnz()) + 20.0 * static_cast<double>(A.rows());

@@ -27,6 +27,17 @@ spmd_build() {
     { tail -60 "$build.build.log" >&2; return 1; }
 }
 
+# The cache prefix of the patched CUDA (Hopper) Kokkos install: keyed by the patch set and the
+# build script, so that a change to either builds a new one. cuda-build.sh builds it there and
+# gpu/bundle.sh packs it from there.
+spmd_cuda_kokkos_prefix() {
+  local cache=${SPMD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/spmdarray}
+  local key
+  key=$(cat "$SPMD_ROOT/scripts/gpu/patch_kokkos.py" "$SPMD_ROOT/scripts/gpu/build-kokkos-cuda.sh" |
+        sha1sum | cut -c1-10)
+  echo "$cache/kokkos-3.4.1-cuda-hopper-$key"
+}
+
 # Prints -DSPMD_ENABLE_HDF5=ON when a parallel HDF5 is installed (Debian's libhdf5-mpich-dev), so
 # the checkpoint module is built and tested wherever it can be; nothing otherwise.
 spmd_hdf5_flag() {

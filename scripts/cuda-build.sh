@@ -11,9 +11,7 @@ fi
 cache=${SPMD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/spmdarray}
 "$SPMD_ROOT/scripts/setup.sh" >/dev/null   # Debian packages and the Kokkos source
 "$SPMD_ROOT/scripts/fetch-kokkos-source.sh" "$cache/src"
-key=$(cat "$SPMD_ROOT/scripts/gpu/patch_kokkos.py" "$SPMD_ROOT/scripts/gpu/build-kokkos-cuda.sh" |
-      sha1sum | cut -c1-10)
-prefix="$cache/kokkos-3.4.1-cuda-hopper-$key"
+prefix=$(spmd_cuda_kokkos_prefix)
 "$SPMD_ROOT/scripts/gpu/build-kokkos-cuda.sh" "$cache/src" "$prefix"
 build=${SPMD_CUDA_BUILD_DIR:-$SPMD_ROOT/build-cuda}
 mpicxx=$(command -v mpicxx.mpich || command -v mpicxx)

@@ -22,6 +22,40 @@ MPI_Op mpi_op(Op op) {
   throw Error("spmd::mpi_op: unknown spmd::Op");
 }
 
+Request& Request::operator=(Request&& o) noexcept {
+  if (this != &o) {
+    complete_quietly();
+    request_ = o.request_;
+    where_ = o.where_;
+    o.request_ = MPI_REQUEST_NULL;
+  }
+  return *this;
+}
+
+Request::~Request() {
+  complete_quietly();
+}
+
+void Request::complete_quietly() noexcept {
+  if (request_ == MPI_REQUEST_NULL) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Wait(&request_, MPI_STATUS_IGNORE);  // a destructor cannot report an error
+  request_ = MPI_REQUEST_NULL;
+}
+
+void Request::wait() {
+  if (request_ == MPI_REQUEST_NULL) return;
+  SPMD_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE), where_);
+}
+
+bool Request::test() {
+  if (request_ == MPI_REQUEST_NULL) return true;
+  int done = 0;
+  SPMD_MPI_CHECK(MPI_Test(&request_, &done, MPI_STATUS_IGNORE), where_);
+  return done != 0;
+}
+
 Comm::State::~State() {
   backend.reset();
   if (comm == MPI_COMM_NULL) return;

@@ -52,6 +52,32 @@ TEST(Comm, ArrayAllreduceAndProduct) {
   EXPECT_EQ(w.allreduce(w.rank() == 0, spmd::Op::land), w.size() == 1);
 }
 
+TEST(Comm, NonblockingAllreduce) {
+  const auto& w = world();
+  const double p = w.size();
+  double v[2] = {1.0, static_cast<double>(w.rank())};
+  spmd::Request r = w.iallreduce(v, 2, spmd::Op::sum);
+  EXPECT_TRUE(r.active());
+  double other = w.allreduce(1.0, spmd::Op::max);  // another collective while the first is in flight
+  r.wait();
+  EXPECT_FALSE(r.active());
+  EXPECT_DOUBLE_EQ(other, 1.0);
+  EXPECT_DOUBLE_EQ(v[0], p);
+  EXPECT_DOUBLE_EQ(v[1], p * (p - 1) / 2);
+  // test() until complete; a moved-from request is inactive; a destroyed active one completes.
+  int m = w.rank();
+  spmd::Request a = w.iallreduce(&m, 1, spmd::Op::max);
+  spmd::Request b = std::move(a);
+  EXPECT_FALSE(a.active());
+  while (!b.test()) {
+  }
+  EXPECT_EQ(m, w.size() - 1);
+  int k = 1;
+  { spmd::Request c = w.iallreduce(&k, 1, spmd::Op::sum); }
+  EXPECT_EQ(k, w.size());
+  b.wait();  // no-op on a completed request
+}
+
 TEST(Comm, CheckAgreesOnTheLowestFailingRank) {
   const auto& w = world();
   EXPECT_NO_THROW(w.check(true, "never"));

@@ -32,7 +32,10 @@ Distribution<N> make(const spmd::Comm& comm, const Index<N>& shape, std::vector<
 template <int N, int M>
 Index<N> source_of(const Selection<N, M>& sel, const std::common_type_t<Index<M>>& j) {
   Index<N> i{};
-  for (int a = 0; a < N; ++a) i[a] = sel.map[a] < 0 ? sel.start[a] : sel.start[a] + sel.step[a] * j[sel.map[a]];
+  for (int a = 0; a < N; ++a) {
+    const int k = sel.map[a];
+    i[a] = sel.start[a] + (k >= 0 && k < M ? sel.step[a] * j[k] : 0);
+  }
   return i;
 }
 

@@ -66,19 +66,24 @@ struct CheckpointOptions {
     if (!last) throw Error("--restart latest: no valid checkpoint " + prefix + ".<step>.h5 found", true);
     return *last;
   }
-  /// The integer attribute `name` of a checkpoint (e.g. "step"), with a clear error when it is
-  /// missing. Collective.
-  static std::int64_t int_attribute(const io::FileInfo& info, const std::string& name) {
+  /// The attribute `name` of a checkpoint as a V (std::int64_t, double or std::string), with a
+  /// clear error when it is missing or of another kind. Collective (info is replicated).
+  template <class V>
+  static V attribute(const io::FileInfo& info, const std::string& name, const char* kind) {
     const auto it = info.attributes.find(name);
-    if (it == info.attributes.end() || !std::holds_alternative<std::int64_t>(it->second))
-      throw Error("restart: checkpoint '" + info.path + "' has no integer attribute '" + name + "'", true);
-    return std::get<std::int64_t>(it->second);
+    if (it == info.attributes.end() || !std::holds_alternative<V>(it->second))
+      throw Error("restart: checkpoint '" + info.path + "' has no " + kind + " attribute '" + name + "'", true);
+    return std::get<V>(it->second);
+  }
+  /// The integer attribute `name` of a checkpoint (e.g. "step"). Collective.
+  static std::int64_t int_attribute(const io::FileInfo& info, const std::string& name) {
+    return attribute<std::int64_t>(info, name, "integer");
   }
   static double real_attribute(const io::FileInfo& info, const std::string& name) {
-    const auto it = info.attributes.find(name);
-    if (it == info.attributes.end() || !std::holds_alternative<double>(it->second))
-      throw Error("restart: checkpoint '" + info.path + "' has no real attribute '" + name + "'", true);
-    return std::get<double>(it->second);
+    return attribute<double>(info, name, "real");
+  }
+  static std::string string_attribute(const io::FileInfo& info, const std::string& name) {
+    return attribute<std::string>(info, name, "string");
   }
 #endif
 };

@@ -6,11 +6,12 @@ to roundoff.
 
 usage: check_restart.py MPIEXEC HEAT_EXE WORKDIR
 """
-import json
 import os
 import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import apptest  # noqa: E402
 
 mpiexec, heat, work = sys.argv[1:4]
 shutil.rmtree(work, ignore_errors=True)
@@ -19,15 +20,7 @@ common = ["--n", "48", "--steps", "60", "--every", "30"]
 
 
 def run(np, name, extra):
-    out = os.path.join(work, name + ".json")
-    cmd = [mpiexec, "-n", str(np), heat] + common + ["--json", out] + extra
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=200)
-    print(" ".join(cmd))
-    print(p.stdout)
-    if p.returncode != 0:
-        sys.exit(f"FAIL: {name} exited with {p.returncode}")
-    with open(out) as f:
-        return json.load(f)
+    return apptest.run(mpiexec, heat, np, common + extra, os.path.join(work, name + ".json"))
 
 
 prefix = os.path.join(work, "ck")
@@ -39,11 +32,8 @@ other = run(3, "restart-np3", ["--restart", first])
 latest = run(3, "restart-latest", ["--restart", "latest", "--checkpoint", prefix])
 assert same["first_step"] == 21 and other["first_step"] == 21, (same, other)
 assert latest["first_step"] == 61, latest  # the newest checkpoint is the final step: nothing left to do
-for name, r in (("checkpointing", ckp), ("restart-np2", same), ("restart-np3", other), ("restart-latest", latest)):
-    if r["state_crc32"] != ref["state_crc32"]:
-        sys.exit(f"FAIL: {name}: final grid crc32 {r['state_crc32']} != uninterrupted {ref['state_crc32']}")
-    if abs(r["sum"] - ref["sum"]) > 1e-12 * abs(ref["sum"]):
-        sys.exit(f"FAIL: {name}: sum {r['sum']!r} vs {ref['sum']!r}")
+apptest.check_same_state(ref, (("checkpointing", ckp), ("restart-np2", same), ("restart-np3", other),
+                                ("restart-latest", latest)), "sum")
 if same["sum"] != ref["sum"]:
     sys.exit(f"FAIL: same rank count but sum {same['sum']!r} != {ref['sum']!r}")
 print(f"heat restart: final grids bitwise equal (crc32 {ref['state_crc32']:#010x}); sums",

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <spmd.hpp>
 
+#include "app_cli.hpp"
 #include "checkpoint_options.hpp"
 
 #include <cmath>
@@ -59,14 +60,7 @@ int main(int argc, char** argv) {
   spmd::apps::CheckpointOptions ckpt("heat");
   ckpt.add_to(cli);
   // A later value of an option wins (scripts/demo.sh passes defaults before the user's options).
-  for (auto* opt : cli.get_options()) opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // Every rank parses the same argv and reaches the same verdict; rank 0 prints.
-    const int code = comm.rank() == 0 ? cli.exit(e) : (e.get_exit_code() == 0 ? 0 : 1);
-    return code;
-  }
+  if (const int code = spmd::apps::parse(cli, comm, argc, argv); code >= 0) return code;
 
   ckpt.require_hdf5("heat");
   int first_step = 1;

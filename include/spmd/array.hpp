@@ -28,6 +28,18 @@ class HaloExchange;
 template <class T, int N, class MemorySpace>
 class HaloRequest;
 
+namespace impl {
+/// True for the lazy expressions of expr.hpp and the slices of slice.hpp (types that declare
+/// `using spmd_expression = void`); an Array is an operand but not one of these, so that
+/// `Array = Array` stays a handle copy.
+template <class E, class = void>
+struct is_expression : std::false_type {};
+template <class E>
+struct is_expression<E, std::void_t<typename E::spmd_expression>> : std::true_type {};
+template <class E>
+inline constexpr bool is_expression_v = is_expression<std::decay_t<E>>::value;
+}  // namespace impl
+
 /// The default memory space: that of Kokkos' default execution space (CUDA memory in a CUDA
 /// build, host memory in an OpenMP build).
 using DefaultMemorySpace = Kokkos::DefaultExecutionSpace::memory_space;
@@ -66,6 +78,12 @@ class Array {
 
   /// A null array. Local.
   Array() = default;
+  Array(const Array&) = default;
+  Array(Array&&) = default;
+  /// Handle copy: afterwards both handles share one storage (as Kokkos::View). For a deep copy
+  /// write `a(spmd::all) = b` or `spmd::assign(a, b)`. Local.
+  Array& operator=(const Array&) = default;
+  Array& operator=(Array&&) = default;
 
   /// Storage for `dist`, zero-initialised (halo included). Local (the distribution is built
   /// already).
@@ -131,6 +149,26 @@ class Array {
   /// Write v at global index g; the owner writes, the other ranks do nothing. Local.
   void set(const index_type& g, const T& v) const;
 
+  // ---- slices and expressions (bodies in slice.hpp and expr.hpp; include <spmd.hpp>) -------------
+  /// NumPy-style slice `a(spmd::slice(1, -1), 0, spmd::all)`: a distributed view of the same
+  /// storage (an spmd::ArrayView). Integers drop their axis; omitted trailing axes are `all`.
+  /// Local (the arguments must be the same on every rank).
+  template <class... S, class = std::enable_if_t<(sizeof...(S) >= 1 && sizeof...(S) <= static_cast<std::size_t>(N))>>
+  auto operator()(const S&... s) const {
+    return view_of(*this, s...);
+  }
+  /// a = expression: evaluates the expression into every element of `a` (one fused kernel over
+  /// the owned points, NumPy semantics; see expr.hpp). Collective. (`a = b` between two Arrays
+  /// stays a handle copy.)
+  template <class E, class = std::enable_if_t<impl::is_expression_v<E>>>
+  Array& operator=(const E& e) {
+    assign(*this, e);
+    return *this;
+  }
+  /// State of the expression module (cached plans, temporaries and buffers of assignments to
+  /// this array), shared by copies of the handle; made by expr.hpp on first use. Local.
+  std::shared_ptr<void>& impl_expr_state() const { return shared_->expr; }
+
   // ---- halos (bodies in halo.hpp) --------------------------------------------------------------
   /// Fill the halo from the neighbours (full halo width; the plan is built on first use and
   /// reused). Neighbour-collective: every rank of the communicator must call it.
@@ -163,6 +201,7 @@ class Array {
 
   struct Shared {
     std::shared_ptr<HaloExchange<T, N, MemorySpace>> face, box;  // built on first use of each
+    std::shared_ptr<void> expr;                                  // see impl_expr_state()
   };
   std::shared_ptr<HaloExchange<T, N, MemorySpace>> default_halo(Pattern p) const;
 

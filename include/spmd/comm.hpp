@@ -71,6 +71,33 @@ MPI_Datatype mpi_type() {
 /// The MPI_Op of an spmd::Op. Local.
 MPI_Op mpi_op(Op op);
 
+/// A started nonblocking collective (from Comm::iallreduce). Move-only. wait() completes it and
+/// checks MPI's return code; a request still active when destroyed is completed quietly (every
+/// rank started the collective, so completing it cannot hang).
+class Request {
+ public:
+  Request() = default;
+  /// Adopts `request`; `where` names the library function that started it (for errors). Local.
+  Request(MPI_Request request, const char* where) : request_(request), where_(where) {}
+  Request(Request&& o) noexcept : request_(o.request_), where_(o.where_) { o.request_ = MPI_REQUEST_NULL; }
+  /// Completes the request this one held (if any) before taking the other's.
+  Request& operator=(Request&& o) noexcept;
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+  ~Request();
+  /// Block until the collective is complete (no-op when none is active). Local.
+  void wait();
+  /// True when the collective is complete (then the request is no longer active). Local.
+  bool test();
+  /// True between the start of the collective and its completion. Local.
+  bool active() const { return request_ != MPI_REQUEST_NULL; }
+
+ private:
+  void complete_quietly() noexcept;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  const char* where_ = "spmd::Request";
+};
+
 class Comm {
  public:
   /// Duplicates `comm` (Collective over `comm`). The duplicate is freed with the last copy.
@@ -100,6 +127,17 @@ class Comm {
   template <class T>
   void allreduce(T* data, int n, Op op) const {
     SPMD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, n, mpi_type<T>(), mpi_op(op), raw()), "spmd::Comm::allreduce");
+  }
+  /// Start an element-wise combine of data[0..n) over all ranks, in place (MPI_Iallreduce). The
+  /// result is in data once the returned request completes; data must stay valid and untouched
+  /// until then. Collective: every rank starts it, in the same order relative to the
+  /// communicator's other collectives.
+  template <class T>
+  Request iallreduce(T* data, int n, Op op) const {
+    MPI_Request r = MPI_REQUEST_NULL;
+    SPMD_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, n, mpi_type<T>(), mpi_op(op), raw(), &r),
+                   "spmd::Comm::iallreduce");
+    return Request(r, "spmd::Comm::iallreduce");
   }
   /// `value` from `root` on every rank. Collective.
   template <class T>

@@ -123,42 +123,48 @@ Box<R> box_from(const index_t* p) {
 
 /// A box of destination indices moved between two ranks (or within one): storage index of its
 /// first point in the source and in the destination, its extents, and its place in a buffer.
-template <int N, int M>
+/// ND is the rank of the destination's storage (M, unless the destination is itself a selection
+/// of an ND-d array).
+template <int N, int M, int ND = M>
 struct RegionSegment {
-  Kokkos::Array<int, N> src;  // source storage index at the box's first point
-  Kokkos::Array<int, M> dst;  // destination storage index at the box's first point
-  Kokkos::Array<int, M> ext;  // extents of the box
-  index_t offset;             // first point in the buffer
-  index_t count;              // number of points
+  Kokkos::Array<int, N> src;   // source storage index at the box's first point
+  Kokkos::Array<int, ND> dst;  // destination storage index at the box's first point
+  Kokkos::Array<int, M> ext;   // extents of the box
+  index_t offset;              // first point in the buffer
+  index_t count;               // number of points
 };
 
 enum class RegionOp { pack, unpack, direct };
 
 /// Moves the points of a segment: source storage index along axis a is
 /// seg.src[a] + coef[a] * j[axis[a]] (coef is the step, 0 along dropped axes), destination
-/// storage index along k is seg.dst[k] + j[k], for j over the box in row-major order.
-template <class SrcView, class DstView, int N, int M, RegionOp Op>
+/// storage index along b is seg.dst[b] + dcoef[b] * j[daxis[b]] (likewise for the destination's
+/// selection; the identity when the destination is a whole array), for j over the box in
+/// row-major order.
+template <class SrcView, class DstView, int N, int M, RegionOp Op, int ND = M>
 struct RegionMove {
   using T = typename DstView::non_const_value_type;
   using memory_space = typename DstView::memory_space;
+  using segment = RegionSegment<N, M, ND>;
   SrcView src;
   DstView dst;
   Kokkos::View<T*, memory_space> buf;
   Kokkos::Array<int, N> coef;
   Kokkos::Array<int, N> axis;
+  Kokkos::Array<int, ND> dcoef;
+  Kokkos::Array<int, ND> daxis;
 
-  KOKKOS_FORCEINLINE_FUNCTION void move(const RegionSegment<N, M>& g, const Kokkos::Array<int, M>& j,
-                                        const index_t at) const {
+  KOKKOS_FORCEINLINE_FUNCTION void move(const segment& g, const Kokkos::Array<int, M>& j, const index_t at) const {
     Kokkos::Array<int, N> si;
-    Kokkos::Array<int, M> di;
+    Kokkos::Array<int, ND> di;
     for (int a = 0; a < N; ++a) si[a] = g.src[a] + coef[a] * j[axis[a]];
-    for (int k = 0; k < M; ++k) di[k] = g.dst[k] + j[k];
+    for (int b = 0; b < ND; ++b) di[b] = g.dst[b] + dcoef[b] * j[daxis[b]];
     if constexpr (Op == RegionOp::pack)
       buf(at) = element(src, si, std::make_index_sequence<N>{});
     else if constexpr (Op == RegionOp::unpack)
-      element(dst, di, std::make_index_sequence<M>{}) = buf(at);
+      element(dst, di, std::make_index_sequence<ND>{}) = buf(at);
     else
-      element(dst, di, std::make_index_sequence<M>{}) = element(src, si, std::make_index_sequence<N>{});
+      element(dst, di, std::make_index_sequence<ND>{}) = element(src, si, std::make_index_sequence<N>{});
   }
   template <class V, class A, std::size_t... D>
   KOKKOS_FORCEINLINE_FUNCTION static typename V::reference_type element(const V& v, const A& i,
@@ -171,7 +177,7 @@ struct RegionMove {
 template <class Move, int N, int M>
 struct RegionCopyFlat {
   Move mv;
-  Kokkos::View<const RegionSegment<N, M>*, typename Move::memory_space> segs;
+  Kokkos::View<const typename Move::segment*, typename Move::memory_space> segs;
   int nsegs;
   KOKKOS_INLINE_FUNCTION void operator()(const index_t p) const {
     int lo = 0, hi = nsegs - 1;
@@ -182,7 +188,7 @@ struct RegionCopyFlat {
       else
         hi = mid - 1;
     }
-    const RegionSegment<N, M>& g = segs(lo);
+    const typename Move::segment& g = segs(lo);
     index_t k = p - g.offset;
     Kokkos::Array<int, M> j;
     for (int d = M - 1; d >= 0; --d) {
@@ -197,7 +203,7 @@ struct RegionCopyFlat {
 template <class Move, int N, int M>
 struct RegionCopyBox {
   Move mv;
-  RegionSegment<N, M> seg;
+  typename Move::segment seg;
   Kokkos::Array<index_t, M> stride;  // row-major strides of the segment's extents
   template <class... I>
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const I... i) const {
@@ -208,23 +214,36 @@ struct RegionCopyBox {
   }
 };
 
-/// The plan: copies sel(src) into dst. See the file comment.
-template <class T, int N, int M, class Mem = DefaultMemorySpace>
+/// The plan: copies sel(src) into dst, or into dsel(dst) (an M-d selection of an ND-d
+/// destination array, so that a slice can be the destination). See the file comment.
+template <class T, int N, int M, class Mem = DefaultMemorySpace, int ND = M>
 class RegionPlan {
  public:
   using src_array = Array<T, N, Mem>;
-  using dst_array = Array<T, M, Mem>;
+  using dst_array = Array<T, ND, Mem>;
   using execution_space = typename Mem::execution_space;
 
   /// Plan over `from`'s communicator. Collective over it. `fn` names the public function in
   /// error messages.
-  RegionPlan(const Distribution<N>& from, const Selection<N, M>& sel, const Distribution<M>& to,
+  RegionPlan(const Distribution<N>& from, const Selection<N, M>& sel, const Distribution<ND>& to,
              Backend backend = Backend::automatic, const char* fn = "spmd::impl::RegionPlan")
       : RegionPlan(from.comm(), from, sel, to, backend, fn) {}
   /// Plan over `comm`; `from` and `to` may be null on ranks outside their (sub-)communicators.
   /// Collective over `comm`.
-  RegionPlan(const Comm& comm, const Distribution<N>& from, const Selection<N, M>& sel, const Distribution<M>& to,
-             Backend backend = Backend::automatic, const char* fn = "spmd::impl::RegionPlan");
+  RegionPlan(const Comm& comm, const Distribution<N>& from, const Selection<N, M>& sel, const Distribution<ND>& to,
+             Backend backend = Backend::automatic, const char* fn = "spmd::impl::RegionPlan")
+      : comm_(comm), from_(from), to_(to), fn_(fn) {
+    static_assert(ND == M, "spmd::impl::RegionPlan: a destination of another rank needs a destination selection");
+    build(sel, Selection<ND, M>::identity(), nullptr, backend);
+  }
+  /// Plan writing destination index j (an M-d box of extents `extent`) to dsel(j) of an ND-d
+  /// destination array: dst[dsel(j)] = src[sel(j)]. Collective over `comm`.
+  RegionPlan(const Comm& comm, const Distribution<N>& from, const Selection<N, M>& sel, const Distribution<ND>& to,
+             const Selection<ND, M>& dsel, const Index<M>& extent, Backend backend = Backend::automatic,
+             const char* fn = "spmd::impl::RegionPlan")
+      : comm_(comm), from_(from), to_(to), fn_(fn) {
+    build(sel, dsel, &extent, backend);
+  }
   RegionPlan(const RegionPlan&) = delete;
   RegionPlan& operator=(const RegionPlan&) = delete;
 
@@ -253,7 +272,7 @@ class RegionPlan {
   using dst_view = typename dst_array::view_type;
   using staging = typename staging_space<Mem>::type;
   using buffer = Kokkos::View<T*, Mem>;
-  using seg_t = RegionSegment<N, M>;
+  using seg_t = RegionSegment<N, M, ND>;
   struct Peer {
     int rank;
     index_t offset, count;
@@ -262,6 +281,7 @@ class RegionPlan {
   void run(const std::vector<seg_t>& host_segs, const Kokkos::View<const seg_t*, Mem>& segs, index_t total,
            const src_view& s, const dst_view& d, const buffer& buf, const char* label) const;
   static Kokkos::View<seg_t*, Mem> upload(const std::vector<seg_t>& v, const char* label);
+  void build(const Selection<N, M>& sel, const Selection<ND, M>& dsel, const Index<M>* extent, Backend backend);
   template <class V>
   static auto range(const V& v, index_t first, index_t count) {
     return Kokkos::subview(v, std::make_pair(first, first + count));
@@ -269,13 +289,14 @@ class RegionPlan {
 
   Comm comm_;
   Distribution<N> from_;
-  Distribution<M> to_;
+  Distribution<ND> to_;
   std::string fn_;
   Backend backend_ = Backend::mpi;
   bool staged_ = false;
   bool flat_ = !host_accessible<typename execution_space::memory_space>();
   int tag_ = 0;
   Kokkos::Array<int, N> coef_{}, axis_{};
+  Kokkos::Array<int, ND> dcoef_{}, daxis_{};
   std::vector<Peer> sends_, recvs_;
   std::vector<seg_t> send_segs_host_, recv_segs_host_, self_segs_host_;
   Kokkos::View<seg_t*, Mem> send_segs_, recv_segs_, self_segs_;
@@ -288,17 +309,28 @@ class RegionPlan {
   mutable std::vector<P2P> p2p_send_, p2p_recv_;
 };
 
-template <class T, int N, int M, class Mem>
-RegionPlan<T, N, M, Mem>::RegionPlan(const Comm& comm, const Distribution<N>& from, const Selection<N, M>& sel,
-                                     const Distribution<M>& to, Backend backend, const char* fn)
-    : comm_(comm), from_(from), to_(to), fn_(fn) {
+template <class T, int N, int M, class Mem, int ND>
+void RegionPlan<T, N, M, Mem, ND>::build(const Selection<N, M>& sel, const Selection<ND, M>& dsel,
+                                         const Index<M>* extent, Backend backend) {
+  const Comm& comm = comm_;
+  const Distribution<N>& from = from_;
+  const Distribution<ND>& to = to_;
+  const char* fn = fn_.c_str();
   const int p = comm.size(), me = comm.rank();
   // What each rank knows, gathered in one collective:
   // [has_from, has_to, from_comm_size, to_comm_size, from shape, lo, hi (N each),
-  //  to shape, lo, hi (M each), start, step, map (N each)]
-  constexpr int L = 4 + 3 * N + 3 * M + 3 * N;
+  //  to shape, lo, hi (ND each), start, step, map (N each), destination start, step, map (ND each),
+  //  extent (M), extent given]
+  constexpr int L = 4 + 3 * N + 3 * ND + 3 * N + 3 * ND + M + 1;
   enum : int { F_SHAPE = 4, F_LO = F_SHAPE + N, F_HI = F_LO + N, T_SHAPE = F_HI + N };
-  enum : int { T_LO = T_SHAPE + M, T_HI = T_LO + M, S_START = T_HI + M, S_STEP = S_START + N, S_MAP = S_STEP + N };
+  enum : int { T_LO = T_SHAPE + ND, T_HI = T_LO + ND, S_START = T_HI + ND, S_STEP = S_START + N, S_MAP = S_STEP + N };
+  enum : int {
+    D_START = S_MAP + N,
+    D_STEP = D_START + ND,
+    D_MAP = D_STEP + ND,
+    J_EXT = D_MAP + ND,
+    J_GIVEN = J_EXT + M
+  };
   std::array<index_t, L> mine{};
   mine[0] = from.is_null() ? 0 : 1;
   mine[1] = to.is_null() ? 0 : 1;
@@ -312,10 +344,10 @@ RegionPlan<T, N, M, Mem>::RegionPlan(const Comm& comm, const Distribution<N>& fr
   }
   if (!to.is_null()) {
     mine[3] = to.comm().size();
-    for (int k = 0; k < M; ++k) {
-      mine[T_SHAPE + k] = to.shape()[k];
-      mine[T_LO + k] = to.owned().lo[k];
-      mine[T_HI + k] = to.owned().hi[k];
+    for (int b = 0; b < ND; ++b) {
+      mine[T_SHAPE + b] = to.shape()[b];
+      mine[T_LO + b] = to.owned().lo[b];
+      mine[T_HI + b] = to.owned().hi[b];
     }
   }
   for (int a = 0; a < N; ++a) {
@@ -323,10 +355,18 @@ RegionPlan<T, N, M, Mem>::RegionPlan(const Comm& comm, const Distribution<N>& fr
     mine[S_STEP + a] = sel.step[a];
     mine[S_MAP + a] = sel.map[a];
   }
+  for (int b = 0; b < ND; ++b) {
+    mine[D_START + b] = dsel.start[b];
+    mine[D_STEP + b] = dsel.step[b];
+    mine[D_MAP + b] = dsel.map[b];
+  }
+  if (extent)
+    for (int k = 0; k < M; ++k) mine[J_EXT + k] = (*extent)[k];
+  mine[J_GIVEN] = extent ? 1 : 0;
   const std::vector<index_t> all = comm.allgather(mine.data(), L);
   auto at = [&](int r, int field) { return all[static_cast<std::size_t>(r) * L + field]; };
   auto src_box = [&](int r) { return box_from<N>(&all[static_cast<std::size_t>(r) * L + F_LO]); };
-  auto dst_box = [&](int r) { return box_from<M>(&all[static_cast<std::size_t>(r) * L + T_LO]); };
+  auto dst_parent_box = [&](int r) { return box_from<ND>(&all[static_cast<std::size_t>(r) * L + T_LO]); };
 
   // ---- validation: every rank sees the same gathered data, so every rank reaches the same verdict
   int nfrom = 0, nto = 0, first_from = -1, first_to = -1;
@@ -342,13 +382,15 @@ RegionPlan<T, N, M, Mem>::RegionPlan(const Comm& comm, const Distribution<N>& fr
     }
   }
   Index<N> sshape{};
-  Index<M> dshape{};
+  Index<ND> dshape{};
+  Index<M> jshape{};
   if (first_from < 0 || first_to < 0) {
     err = str(fn, ": no rank of the communicator (", p, " ranks) holds the ", first_from < 0 ? "source" : "destination",
               " distribution");
   } else {
     for (int a = 0; a < N; ++a) sshape[a] = at(first_from, F_SHAPE + a);
-    for (int k = 0; k < M; ++k) dshape[k] = at(first_to, T_SHAPE + k);
+    for (int b = 0; b < ND; ++b) dshape[b] = at(first_to, T_SHAPE + b);
+    for (int k = 0; k < M; ++k) jshape[k] = extent ? (*extent)[k] : dshape[k];
     for (int r = 0; r < p && err.empty(); ++r) {
       for (int f = S_START; f < L; ++f)
         if (at(r, f) != at(0, f)) err = str(fn, ": rank ", r, " passed another selection than rank 0");
@@ -363,44 +405,51 @@ RegionPlan<T, N, M, Mem>::RegionPlan(const Comm& comm, const Distribution<N>& fr
         if (nto % at(r, 3) != 0)
           err = str(fn, ": the destination distribution's communicator has ", at(r, 3), " ranks but ", nto,
                     " ranks of the transfer communicator hold it (or a replica of it)");
-        for (int k = 0; k < M; ++k)
-          if (at(r, T_SHAPE + k) != dshape[k]) err = str(fn, ": ranks disagree on the destination shape");
+        for (int b = 0; b < ND; ++b)
+          if (at(r, T_SHAPE + b) != dshape[b]) err = str(fn, ": ranks disagree on the destination shape");
       }
     }
   }
-  if (err.empty()) {
+  // A selection s of an R-d array of `shape` over the destination index box [0, jshape): steps
+  // nonzero, maps in range, every destination axis fed once, every index read inside the shape.
+  auto check_selection = [&](const auto& s, const auto& shape, const char* role) {
+    constexpr int R = static_cast<int>(std::tuple_size<std::decay_t<decltype(shape)>>::value);
     std::array<int, M> fed{};
-    for (int a = 0; a < N; ++a) {
-      const int k = sel.map[a];
-      if (k >= 0 && sel.step[a] == 0) {
-        err = str(fn, ": selection ", sel.describe(), " has step 0 along source axis ", a);
+    for (int a = 0; a < R && err.empty(); ++a) {
+      const int k = s.map[a];
+      if (k >= 0 && k < M && s.step[a] == 0) {
+        err = str(fn, ": ", role, " selection ", s.describe(), " has step 0 along ", role, " axis ", a);
         break;
       }
       if (k < -1 || k >= M) {
-        err = str(fn, ": selection ", sel.describe(), " maps source axis ", a, " to ", k, ", not to -1 or 0..", M - 1);
+        err = str(fn, ": ", role, " selection ", s.describe(), " maps ", role, " axis ", a, " to ", k,
+                  ", not to -1 or 0..", M - 1);
         break;
       }
       if (k >= 0) ++fed[k];
       bool ok = true;
       if (k < 0)
-        ok = sel.start[a] >= 0 && sel.start[a] < sshape[a];
-      else if (dshape[k] > 0) {
-        const index_t last = sel.start[a] + sel.step[a] * (dshape[k] - 1);
-        ok = sel.start[a] >= 0 && sel.start[a] < sshape[a] && last >= 0 && last < sshape[a];
+        ok = s.start[a] >= 0 && s.start[a] < shape[a];
+      else if (jshape[k] > 0) {
+        const index_t last = s.start[a] + s.step[a] * (jshape[k] - 1);
+        ok = s.start[a] >= 0 && s.start[a] < shape[a] && last >= 0 && last < shape[a];
       }
       if (!ok) {
-        err = N == M ? str(fn, ": source shape ", shape_str(sshape), " and destination shape ", shape_str(dshape),
-                           " do not match (selection ", sel.describe(), ", source axis ", a, ")")
-                     : str(fn, ": selection ", sel.describe(), " of destination shape ", shape_str(dshape),
-                           " reads outside source shape ", shape_str(sshape), " along source axis ", a);
+        err = !extent && N == M && role[0] == 's'
+                  ? str(fn, ": source shape ", shape_str(sshape), " and destination shape ", shape_str(dshape),
+                        " do not match (selection ", sel.describe(), ", source axis ", a, ")")
+                  : str(fn, ": ", role, " selection ", s.describe(), " of extent ", shape_str(jshape),
+                        " reaches outside ", role, " shape ", shape_str(shape), " along ", role, " axis ", a);
         break;
       }
     }
     for (int k = 0; k < M && err.empty(); ++k)
       if (fed[k] != 1)
-        err = str(fn, ": selection ", sel.describe(), " feeds destination axis ", k, " from ", fed[k],
-                  " source axes (must be exactly one)");
-  }
+        err = str(fn, ": ", role, " selection ", s.describe(), " feeds destination axis ", k, " from ", fed[k], " ",
+                  role, " axes (must be exactly one)");
+  };
+  if (err.empty()) check_selection(sel, sshape, "source");
+  if (err.empty() && extent) check_selection(dsel, dshape, "destination");
   if (!err.empty()) throw Error(err, true);
 
   // ---- geometry: one box of destination indices per ordered pair of ranks
@@ -411,17 +460,27 @@ RegionPlan<T, N, M, Mem>::RegionPlan(const Comm& comm, const Distribution<N>& fr
     coef_[a] = sel.map[a] < 0 ? 0 : static_cast<int>(sel.step[a]);
     axis_[a] = sel.map[a] < 0 ? 0 : sel.map[a];
   }
-  auto segment = [&](const Box<M>& j, const Box<N>& sb, const Box<M>& db, index_t offset) {
+  for (int b = 0; b < ND; ++b) {
+    dcoef_[b] = dsel.map[b] < 0 ? 0 : static_cast<int>(dsel.step[b]);
+    daxis_[b] = dsel.map[b] < 0 ? 0 : dsel.map[b];
+  }
+  const Box<M> whole{Index<M>{}, jshape};
+  // The destination indices rank r owns: those whose destination index dsel(j) it owns.
+  auto dst_box = [&](int r) { return selection_intersect(dsel, dst_parent_box(r), whole); };
+  // sb, db: the owned boxes (source, destination array) of the ranks that hold the segment.
+  auto segment = [&](const Box<M>& j, const Box<N>& sb, const Box<ND>& db, index_t offset) {
     seg_t g{};
     for (int a = 0; a < N; ++a) {
       const int k = sel.map[a];
       const index_t i = k < 0 ? sel.start[a] : sel.start[a] + sel.step[a] * j.lo[k];
       g.src[a] = from_.is_null() ? 0 : static_cast<int>(i - sb.lo[a] + from_.halo()[a]);
     }
-    for (int k = 0; k < M; ++k) {
-      g.dst[k] = to_.is_null() ? 0 : static_cast<int>(j.lo[k] - db.lo[k] + to_.halo()[k]);
-      g.ext[k] = static_cast<int>(j.extent(k));
+    for (int b = 0; b < ND; ++b) {
+      const int k = dsel.map[b];
+      const index_t i = k < 0 ? dsel.start[b] : dsel.start[b] + dsel.step[b] * j.lo[k];
+      g.dst[b] = to_.is_null() ? 0 : static_cast<int>(i - db.lo[b] + to_.halo()[b]);
     }
+    for (int k = 0; k < M; ++k) g.ext[k] = static_cast<int>(j.extent(k));
     g.offset = offset;
     g.count = j.size();
     return g;
@@ -437,19 +496,19 @@ RegionPlan<T, N, M, Mem>::RegionPlan(const Comm& comm, const Distribution<N>& fr
         self_ = segment(j, mine_src, to.owned(), 0);
         continue;
       }
-      send_segs_host_.push_back(segment(j, mine_src, dst_box(q), send_total_));
+      send_segs_host_.push_back(segment(j, mine_src, dst_parent_box(q), send_total_));
       sends_.push_back(Peer{q, send_total_, j.size()});
       send_total_ += j.size();
       biggest = std::max(biggest, j.size());
     }
   }
   if (!to.is_null()) {
-    const Box<M> mine_dst = to.owned();
+    const Box<M> mine_dst = dst_box(me);
     for (int r = 0; r < p; ++r) {
       if (!at(r, 0) || r == me) continue;
       const Box<M> j = selection_intersect(sel, src_box(r), mine_dst);
       if (j.size() == 0) continue;
-      recv_segs_host_.push_back(segment(j, src_box(r), mine_dst, recv_total_));
+      recv_segs_host_.push_back(segment(j, src_box(r), to.owned(), recv_total_));
       recvs_.push_back(Peer{r, recv_total_, j.size()});
       recv_total_ += j.size();
     }
@@ -479,9 +538,9 @@ RegionPlan<T, N, M, Mem>::RegionPlan(const Comm& comm, const Distribution<N>& fr
   p2p_recv_.reserve(recvs_.size());
 }
 
-template <class T, int N, int M, class Mem>
-Kokkos::View<RegionSegment<N, M>*, Mem> RegionPlan<T, N, M, Mem>::upload(const std::vector<seg_t>& v,
-                                                                         const char* label) {
+template <class T, int N, int M, class Mem, int ND>
+Kokkos::View<RegionSegment<N, M, ND>*, Mem> RegionPlan<T, N, M, Mem, ND>::upload(const std::vector<seg_t>& v,
+                                                                                 const char* label) {
   Kokkos::View<seg_t*, Mem> dev(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), v.size());
   auto host = Kokkos::create_mirror_view(dev);
   for (std::size_t i = 0; i < v.size(); ++i) host(i) = v[i];
@@ -489,14 +548,14 @@ Kokkos::View<RegionSegment<N, M>*, Mem> RegionPlan<T, N, M, Mem>::upload(const s
   return dev;
 }
 
-template <class T, int N, int M, class Mem>
+template <class T, int N, int M, class Mem, int ND>
 template <RegionOp Op>
-void RegionPlan<T, N, M, Mem>::run(const std::vector<seg_t>& host_segs, const Kokkos::View<const seg_t*, Mem>& segs,
-                                   index_t total, const src_view& s, const dst_view& d, const buffer& buf,
-                                   const char* label) const {
+void RegionPlan<T, N, M, Mem, ND>::run(const std::vector<seg_t>& host_segs, const Kokkos::View<const seg_t*, Mem>& segs,
+                                       index_t total, const src_view& s, const dst_view& d, const buffer& buf,
+                                       const char* label) const {
   if (total == 0) return;
-  using Move = RegionMove<src_view, dst_view, N, M, Op>;
-  const Move mv{s, d, buf, coef_, axis_};
+  using Move = RegionMove<src_view, dst_view, N, M, Op, ND>;
+  const Move mv{s, d, buf, coef_, axis_, dcoef_, daxis_};
   const execution_space exec;
   if constexpr (host_accessible<typename execution_space::memory_space>()) {
     if (!flat_) {
@@ -518,8 +577,8 @@ void RegionPlan<T, N, M, Mem>::run(const std::vector<seg_t>& host_segs, const Ko
   Kokkos::parallel_for(label, Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_t>>(exec, 0, total), k);
 }
 
-template <class T, int N, int M, class Mem>
-void RegionPlan<T, N, M, Mem>::apply(const src_array& src, const dst_array& dst) const {
+template <class T, int N, int M, class Mem, int ND>
+void RegionPlan<T, N, M, Mem, ND>::apply(const src_array& src, const dst_array& dst) const {
   const char* fn = fn_.c_str();
   if (!from_.is_null() && src.distribution() != from_)
     throw Error(str(fn_, ": source array '", src.label(), "' has distribution (",

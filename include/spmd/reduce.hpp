@@ -32,36 +32,68 @@ struct ReduceAdapter<Body, Acc, std::index_sequence<D...>> {
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const int_t<D>... i, Acc& acc) const { body(acc, i...); }
 };
 
-/// Reduce body over the owned block of `a` with a Kokkos reducer kind (Kokkos::Sum, ...).
-template <template <class, class...> class Reducer, class Acc, class T, int N, class M, class Body>
+/// Reduce body over the owned block of `a` with a Kokkos reducer (Kokkos::Sum<Acc>, ...).
+template <class Reducer, class Acc, class T, int N, class M, class Body>
 Acc local_reduce(const char* label, const Array<T, N, M>& a, const Body& body) {
   Acc result{};
   using Exec = typename M::execution_space;
   Kokkos::parallel_reduce(label, nd_policy<N>(Exec(), owned_extents(a.owned())),
-                          ReduceAdapter<Body, Acc, std::make_index_sequence<N>>{body}, Reducer<Acc>(result));
+                          ReduceAdapter<Body, Acc, std::make_index_sequence<N>>{body}, Reducer(result));
   return result;
+}
+/// The same with a Kokkos reducer kind (Kokkos::Sum, ...).
+template <template <class, class...> class Reducer, class Acc, class T, int N, class M, class Body>
+Acc local_reduce(const char* label, const Array<T, N, M>& a, const Body& body) {
+  return local_reduce<Reducer<Acc>, Acc>(label, a, body);
 }
 
 enum class Combine { sum, prod, min, max, absmax };
+
+/// acc = acc (C) x, in a kernel.
+template <Combine C, class Acc>
+KOKKOS_FORCEINLINE_FUNCTION void combine(Acc& acc, const Acc x) {
+  if constexpr (C == Combine::sum)
+    acc += x;
+  else if constexpr (C == Combine::prod)
+    acc *= x;
+  else if constexpr (C == Combine::min)
+    acc = x < acc ? x : acc;
+  else if constexpr (C == Combine::max)
+    acc = x > acc ? x : acc;
+  else {
+    const Acc m = x < Acc(0) ? -x : x;
+    acc = m > acc ? m : acc;
+  }
+}
+
+/// The Kokkos reducer that combines per-thread results of a C reduction.
+template <Combine C, class Acc>
+using reducer_t =
+    std::conditional_t<C == Combine::sum, Kokkos::Sum<Acc>,
+                       std::conditional_t<C == Combine::prod, Kokkos::Prod<Acc>,
+                                          std::conditional_t<C == Combine::min, Kokkos::Min<Acc>, Kokkos::Max<Acc>>>>;
+
+/// The ranks' partial results of a C reduction combined (one MPI_Allreduce). Collective.
+template <Combine C, class Acc>
+Acc combine_ranks(const Comm& comm, const Acc local) {
+  if constexpr (C == Combine::sum)
+    return comm.allreduce(local, Op::sum);
+  else if constexpr (C == Combine::prod)
+    return comm.allreduce(local, Op::prod);
+  else if constexpr (C == Combine::min)
+    return comm.allreduce(local, Op::min);
+  else if constexpr (C == Combine::max)
+    return comm.allreduce(local, Op::max);
+  else  // |x| >= 0: an empty block contributes 0, not Max's identity (the lowest Acc)
+    return comm.allreduce(local < Acc(0) ? Acc(0) : local, Op::max);
+}
 
 template <Combine C, class A>
 struct ValueBody {
   A a;
   template <class Acc, class... I>
   KOKKOS_FORCEINLINE_FUNCTION void operator()(Acc& acc, I... i) const {
-    const Acc x = static_cast<Acc>(a(i...));
-    if constexpr (C == Combine::sum)
-      acc += x;
-    else if constexpr (C == Combine::prod)
-      acc *= x;
-    else if constexpr (C == Combine::min)
-      acc = x < acc ? x : acc;
-    else if constexpr (C == Combine::max)
-      acc = x > acc ? x : acc;
-    else {
-      const Acc m = x < Acc(0) ? -x : x;
-      acc = m > acc ? m : acc;
-    }
+    combine<C>(acc, static_cast<Acc>(a(i...)));
   }
 };
 
@@ -113,19 +145,7 @@ void require_nonempty(const char* fn, const Array<T, N, M>& a) {
 template <Combine C, class T, int N, class M>
 T reduce_value(const char* label, const Array<T, N, M>& a) {
   using Body = ValueBody<C, decltype(a.owned_access())>;
-  const Body body{a.owned_access()};
-  if constexpr (C == Combine::sum)
-    return a.comm().allreduce(local_reduce<Kokkos::Sum, T>(label, a, body), Op::sum);
-  else if constexpr (C == Combine::prod)
-    return a.comm().allreduce(local_reduce<Kokkos::Prod, T>(label, a, body), Op::prod);
-  else if constexpr (C == Combine::min)
-    return a.comm().allreduce(local_reduce<Kokkos::Min, T>(label, a, body), Op::min);
-  else if constexpr (C == Combine::max)
-    return a.comm().allreduce(local_reduce<Kokkos::Max, T>(label, a, body), Op::max);
-  else {  // |x| >= 0: an empty block contributes 0, not Max's identity (the lowest T)
-    const T local = local_reduce<Kokkos::Max, T>(label, a, body);
-    return a.comm().allreduce(local < T(0) ? T(0) : local, Op::max);
-  }
+  return combine_ranks<C>(a.comm(), local_reduce<reducer_t<C, T>, T>(label, a, Body{a.owned_access()}));
 }
 
 template <class T, int N, class M>

@@ -5,15 +5,20 @@
 #                                   here or brought back from an earlier GPU run (skips the build)
 #   .carry/header-deps.tgz          CLI11 and nlohmann_json (header-only; not on the GPU image)
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
+root=$SPMD_ROOT
 cache=${SPMD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/spmdarray}
 carry="$root/.carry"
 mkdir -p "$carry"
 "$root/scripts/fetch-kokkos-source.sh" "$cache/src" --tgz "$carry/kokkos-src.tgz"
-install="$cache/kokkos-3.4.1-cuda-hopper"
+install=$(spmd_cuda_kokkos_prefix)
 if [[ -f "$install/.complete" ]]; then
   tar -czf "$carry/kokkos-cuda-install.tgz" -C "$install" .
   echo "[spmd bundle] CUDA Kokkos install: $(du -h "$carry/kokkos-cuda-install.tgz" | cut -f1)" >&2
+else
+  rm -f "$carry/kokkos-cuda-install.tgz"
+  echo "[spmd bundle] no CUDA Kokkos install at $install (run scripts/cuda-build.sh first);" \
+       "the GPU machine will build one" >&2
 fi
 tmp=$(mktemp -d)
 mkdir -p "$tmp/include" "$tmp/share/cmake"

@@ -1,0 +1,278 @@
+// apps/cfd: CFD Python step 12 (Barba & Forsyth, "12 steps to Navier-Stokes": channel flow,
+// Navier-Stokes with pressure-Poisson iterations, periodic in x) as cuNumeric's weak-scaling
+// benchmark (examples/cfd.py) runs it, written with spmd slices and fused expressions.
+//
+//   mpirun -n P ./cfd [--nx NX] [--ny NY] [--steps S] [--nit NIT] [--warmup W] [--json FILE]
+//                     [--grid PY,PX] [--moved-columns] [--perturb A] [--save FILE.h5]
+//
+// Matched to cuNumeric's script: a ny x nx grid over [0, 2]^2 (dx = 2 / (nx - 1), dy likewise),
+// nx = ny = 41, nit = 50 pressure iterations per step, 50 timed steps (--steps) after 1 warm-up
+// step (--warmup), rho = 1, nu = 0.1, F = 1, dt = 0.0009 dx dy / nu, u = v = 0 and p = 1 at the
+// start, then per step
+//
+//   un = u.copy(); vn = v.copy()
+//   b = build_up_b(rho, dt, dx, dy, u, v)              b[1:-1, c] for the interior columns and the
+//                                                      periodic columns -1 and 0
+//   p = pressure_poisson_periodic(p, dx, dy, b)        nit sweeps: pn = p.copy(); p[1:-1, c] from
+//                                                      pn and b; p[-1, :] = p[-2, :]; p[0, :] = p[1, :]
+//   u[1:-1, c], v[1:-1, c] from un, vn, p (+ F dt for u)
+//   u[0, :] = u[-1, :] = v[0, :] = v[-1, :] = 0        the walls y = 0 and y = 2
+//
+// Each formula is written once for a set of columns c with west and east neighbours w, e: the
+// interior (1:-1 with 0:-2 and 2:) and the periodic columns x = 2 (-1 with -2 and 0) and x = 0
+// (0 with -1 and 1), which are the NumPy original's three copies of each statement. The operation
+// order is NumPy's (x**2 of an array is x * x, as np.square), so each value is NumPy's bit for bit
+// on CPUs, and the same at every rank count. Two deviations that change no value:
+//   - `pn = p.copy()` is spmd::swap(p, pn) (the double buffer): every element of p is rewritten
+//     in the sweep, so the copy only keeps the old values, and the swap keeps them without
+//     moving any data. un, vn are real copies (spmd::copy; once per step, beside nit sweeps);
+//   - b is one array made once (its rows 0 and -1 are never written: the zeros of zeros_like).
+//
+// The periodic columns read far-apart columns: b[1:-1, -1] reads u[1:-1, 0]; p[1:-1, 0] reads
+// pn[1:-1, -1]. By default the arrays are periodic along x with a halo of 1, and the expression
+// engine reads such a column from the periodic halo (a shift of nx - 1 along a periodic axis is a
+// shift of -1: a halo read), which the halo exchange a stencil needs anyway fills. With
+// --moved-columns the arrays are not periodic and the engine moves each such column into a
+// temporary (a cached RegionPlan: one more message per moved column and per sweep when the
+// process grid splits x, 14 temporaries the size of the grid). Both give the same values bit for
+// bit. The periodic halo is the faster (docs/performance.md#cfd): per sweep it saves two plan
+// executions (and their messages), per step ten.
+//
+// Halo exchanges (faces) per step: u and v (one exchange), pn and p in each sweep (p because
+// the walls read rows 1 and -2, which another rank may own), p once more for the u, v update:
+// 2 nit + 2. Nothing in the time loop allocates or builds a plan after the first step.
+//
+// Prints the step rate, grid points x steps per second (nx ny S / time, the timed steps alone;
+// each step includes its nit pressure sweeps, so sweep points per second are nit times that),
+// and the check values: the sums of the final u, v and p (%.17g); --json writes both. From rest
+// (cuNumeric's start) the flow stays uniform along x, so v stays 0 and p stays 1; --perturb A
+// starts from u, v = A times fixed integer patterns instead, so that v, p and every column
+// differ (the tests use it). --save writes the final u, v, p to an HDF5 file (HDF5 builds).
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <spmd.hpp>
+
+#include "app_cli.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using spmd::all;
+using spmd::none;
+using spmd::slice;
+using Grid = spmd::Array<double, 2>;
+
+/// cuNumeric's physical parameters for an nx x ny grid.
+struct Physics {
+  double dx, dy, rho = 1.0, nu = 0.1, F = 1.0, dt;
+  Physics(spmd::index_t nx, spmd::index_t ny)
+      : dx(2.0 / static_cast<double>(nx - 1)), dy(2.0 / static_cast<double>(ny - 1)), dt(0.0009 * dx * dy / nu) {}
+};
+
+/// Columns c and their x-neighbours w (west) and e (east): slices for the interior, integers for
+/// one periodic boundary column.
+template <class Col>
+struct Columns {
+  Col c, w, e;
+};
+
+/// f(columns) for the interior columns, x = 2 (-1) and x = 0 (0), in the NumPy original's order.
+template <class F>
+void for_each_column_set(const F& f) {
+  f(Columns<spmd::Slice>{slice(1, -1), slice(0, -2), slice(2, none)});
+  f(Columns<int>{-1, -2, 0});
+  f(Columns<int>{0, -1, 1});
+}
+
+/// NumPy's x**2 of an array: np.square, x * x.
+template <class E>
+auto square(const E& x) {
+  return x * x;
+}
+
+const spmd::Slice in = slice(1, -1), lo = slice(0, -2), hi = slice(2, none);  // rows: interior, below, above
+
+/// build_up_b's right side at the interior rows of columns x.
+template <class Col>
+auto source_term(const Physics& k, const Grid& u, const Grid& v, const Columns<Col>& x) {
+  return k.rho * (1 / k.dt * ((u(in, x.e) - u(in, x.w)) / (2 * k.dx) + (v(hi, x.c) - v(lo, x.c)) / (2 * k.dy)) -
+                  square((u(in, x.e) - u(in, x.w)) / (2 * k.dx)) -
+                  2 * ((u(hi, x.c) - u(lo, x.c)) / (2 * k.dy) * (v(in, x.e) - v(in, x.w)) / (2 * k.dx)) -
+                  square((v(hi, x.c) - v(lo, x.c)) / (2 * k.dy)));
+}
+
+/// One pressure sweep's new p at the interior rows of columns x.
+template <class Col>
+auto pressure_update(const Physics& k, const Grid& pn, const Grid& b, const Columns<Col>& x) {
+  const double dx2 = std::pow(k.dx, 2), dy2 = std::pow(k.dy, 2);  // Python's dx**2
+  return ((pn(in, x.e) + pn(in, x.w)) * dy2 + (pn(hi, x.c) + pn(lo, x.c)) * dx2) / (2 * (dx2 + dy2)) -
+         dx2 * dy2 / (2 * (dx2 + dy2)) * b(in, x.c);
+}
+
+/// The advanced f (un or vn) at the interior rows of columns x, before any force: advection by
+/// (un, vn), the pressure gradient kp * dp, diffusion.
+template <class Col, class DP>
+auto momentum(const Physics& k, const Grid& f, const Grid& un, const Grid& vn, const Columns<Col>& x, double kp,
+              const DP& dp) {
+  return f(in, x.c) - un(in, x.c) * k.dt / k.dx * (f(in, x.c) - f(in, x.w)) -
+         vn(in, x.c) * k.dt / k.dy * (f(in, x.c) - f(lo, x.c)) - kp * dp +
+         k.nu * (k.dt / std::pow(k.dx, 2) * (f(in, x.e) - 2 * f(in, x.c) + f(in, x.w)) +
+                 k.dt / std::pow(k.dy, 2) * (f(hi, x.c) - 2 * f(in, x.c) + f(lo, x.c)));
+}
+
+/// The fields and the halo plans of one run: `halo` fills both axes, `rows` the halo along y
+/// alone (what the wall conditions read).
+struct State {
+  Grid u, v, p, un, vn, pn, b;
+  spmd::HaloExchange<double, 2> halo, rows;
+  explicit State(const spmd::Distribution<2>& d)
+      : u(spmd::zeros<double>(d, "spmd::cfd::u")),
+        v(spmd::zeros<double>(d, "spmd::cfd::v")),
+        p(spmd::ones<double>(d, "spmd::cfd::p")),
+        un(spmd::zeros<double>(d, "spmd::cfd::un")),
+        vn(spmd::zeros<double>(d, "spmd::cfd::vn")),
+        pn(spmd::ones<double>(d, "spmd::cfd::pn")),
+        b(spmd::zeros<double>(d, "spmd::cfd::b")),
+        halo(d, spmd::Pattern::face),
+        rows(d, spmd::Pattern::face, {1, 0}) {}
+};
+
+/// u, v = A times fixed integer patterns (exact in double, the same in NumPy):
+/// u[j, i] = A ((3 i + 5 j) % 7 - 3) / 7, v[j, i] = A ((2 i + 7 j) % 5 - 2) / 5. Local.
+void perturb(const Grid& u, const Grid& v, const double amplitude) {
+  auto a = u.accessor();
+  auto c = v.accessor();
+  spmd::for_each(
+      u, KOKKOS_LAMBDA(spmd::index_t j, spmd::index_t i) {
+        a(j, i) = amplitude * static_cast<double>((3 * i + 5 * j) % 7 - 3) / 7.0;
+        c(j, i) = amplitude * static_cast<double>((2 * i + 7 * j) % 5 - 2) / 5.0;
+      });
+}
+
+/// b = build_up_b(rho, dt, dx, dy, u, v); u and v halos exchanged. Collective.
+void build_up_b(State& s, const Physics& k) {
+  for_each_column_set([&](const auto& x) { s.b(in, x.c) = source_term(k, s.u, s.v, x); });
+}
+
+/// nit pressure sweeps. Neighbour-collective.
+void pressure_poisson_periodic(State& s, const Physics& k, int nit) {
+  for (int q = 0; q < nit; ++q) {
+    spmd::swap(s.p, s.pn);  // pn = p.copy(): p is rewritten below
+    s.halo.exchange(s.pn);
+    for_each_column_set([&](const auto& x) { s.p(in, x.c) = pressure_update(k, s.pn, s.b, x); });
+    s.rows.exchange(s.p);         // rows -2 and 1 may live on other ranks than rows -1 and 0
+    s.p(-1, all) = s.p(-2, all);  // dp/dy = 0 at y = 2
+    s.p(0, all) = s.p(1, all);    // dp/dy = 0 at y = 0
+  }
+}
+
+/// One time step. Collective.
+void step(State& s, const Physics& k, int nit) {
+  s.halo.exchange(s.u, s.v);
+  spmd::copy(s.un, s.u);  // un = u.copy(), halo included
+  spmd::copy(s.vn, s.v);
+  build_up_b(s, k);
+  pressure_poisson_periodic(s, k, nit);
+  s.halo.exchange(s.p);
+  const double kpx = k.dt / (2 * k.rho * k.dx), kpy = k.dt / (2 * k.rho * k.dy);
+  for_each_column_set([&](const auto& x) {
+    s.u(in, x.c) = momentum(k, s.un, s.un, s.vn, x, kpx, s.p(in, x.e) - s.p(in, x.w)) + k.F * k.dt;
+    s.v(in, x.c) = momentum(k, s.vn, s.un, s.vn, x, kpy, s.p(hi, x.c) - s.p(lo, x.c));
+  });
+  s.u(0, all) = 0.0;  // walls
+  s.u(-1, all) = 0.0;
+  s.v(0, all) = 0.0;
+  s.v(-1, all) = 0.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  spmd::Runtime rt(argc, argv);
+  spmd::Comm comm = rt.world();
+
+  CLI::App cli{"CFD Python step 12 (channel flow) as cuNumeric's benchmark, with spmd slices and expressions"};
+  spmd::index_t nx = 41, ny = 41;
+  int steps = 50, warmup = 1, nit = 50;
+  std::vector<int> grid;
+  bool moved = false;
+  double amplitude = 0.0;
+  std::string json_path, save_path;
+  cli.add_option("--nx", nx, "grid points along x (periodic)")->check(CLI::Range(3, 1 << 24));
+  cli.add_option("--ny", ny, "grid points along y (walls at both ends)")->check(CLI::Range(3, 1 << 24));
+  cli.add_option("--steps", steps, "timed time steps (nt)")->check(CLI::NonNegativeNumber);
+  cli.add_option("--warmup", warmup, "time steps before the timer starts")->check(CLI::NonNegativeNumber);
+  cli.add_option("--nit", nit, "pressure iterations per step")->check(CLI::NonNegativeNumber);
+  cli.add_option("--grid", grid, "process grid PY,PX (default: automatic)")->delimiter(',')->expected(2);
+  cli.add_flag("--moved-columns", moved, "no periodic halo: the engine moves the periodic columns' operands");
+  cli.add_option("--perturb", amplitude, "start from u, v = A times fixed patterns (0: from rest, as cuNumeric)");
+  cli.add_option("--json", json_path, "write the results to this JSON file (rank 0)");
+  cli.add_option("--save", save_path, "write the final u, v, p to this HDF5 file (HDF5 builds)");
+  if (const int code = spmd::apps::parse(cli, comm, argc, argv); code >= 0) return code;
+  if (!SPMD_HAVE_HDF5 && !save_path.empty())
+    throw spmd::Error("cfd: --save needs spmdarray built with SPMD_ENABLE_HDF5=ON", true);
+
+  const spmd::Distribution<2> dist(comm, {ny, nx}, spmd::halo(1), spmd::periodic({false, !moved}),
+                                   spmd::ProcessGrid{grid});
+  const Physics k(nx, ny);
+  State s(dist);
+  if (amplitude != 0.0) perturb(s.u, s.v, amplitude);
+  if (comm.rank() == 0)
+    std::printf("cfd: %lld x %lld grid (ny x nx) on %d ranks (%s), nit %d, %d + %d steps, dt %.6g, %s, backend %s\n",
+                static_cast<long long>(ny), static_cast<long long>(nx), comm.size(), dist.describe().c_str(), nit,
+                warmup, steps, k.dt, moved ? "moved periodic columns" : "periodic halo",
+                spmd::Runtime::backend().c_str());
+
+  for (int n = 0; n < warmup; ++n) step(s, k, nit);
+  Kokkos::fence();
+  comm.barrier();
+  const double t0 = MPI_Wtime();
+  for (int n = 0; n < steps; ++n) step(s, k, nit);
+  Kokkos::fence();
+  const double elapsed = comm.allreduce(MPI_Wtime() - t0, spmd::Op::max);
+  const double sum_u = spmd::sum(s.u), sum_v = spmd::sum(s.v), sum_p = spmd::sum(s.p);
+  const double points = static_cast<double>(nx) * static_cast<double>(ny) * steps;
+  const double rate = elapsed > 0 ? points / elapsed : 0.0;
+#if SPMD_HAVE_HDF5
+  // of the whole fields, any distribution
+  const std::int64_t crc_u = spmd::io::checksum(s.u), crc_v = spmd::io::checksum(s.v), crc_p = spmd::io::checksum(s.p);
+  if (!save_path.empty())
+    spmd::io::save(save_path, {{"u", s.u}, {"v", s.v}, {"p", s.p}},
+                   {{"nx", std::int64_t(nx)}, {"ny", std::int64_t(ny)}, {"steps", std::int64_t(warmup + steps)}});
+#else
+  const std::int64_t crc_u = -1, crc_v = -1, crc_p = -1;
+#endif
+  if (comm.rank() == 0) {
+    std::printf("cfd: %.3f s, %.4e points/s (grid points x steps; %.4e pressure-sweep points/s)\n", elapsed, rate,
+                rate * nit);
+    std::printf("cfd: check: sum u %.17g, sum v %.17g, sum p %.17g\n", sum_u, sum_v, sum_p);
+    if (!json_path.empty()) {
+      const nlohmann::json j = {{"app", "cfd"},
+                                {"nx", nx},
+                                {"ny", ny},
+                                {"steps", steps},
+                                {"warmup", warmup},
+                                {"nit", nit},
+                                {"dt", k.dt},
+                                {"perturb", amplitude},
+                                {"periodic_halo", !moved},
+                                {"ranks", comm.size()},
+                                {"distribution", dist.describe()},
+                                {"seconds", elapsed},
+                                {"points_per_second", rate},
+                                {"sweep_points_per_second", rate * nit},
+                                {"sum_u", sum_u},
+                                {"sum_v", sum_v},
+                                {"sum_p", sum_p},
+                                {"crc32", {crc_u, crc_v, crc_p}}};
+      std::ofstream(json_path) << j.dump(2) << "\n";
+    }
+  }
+  return 0;
+}

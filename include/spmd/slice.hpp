@@ -1,0 +1,320 @@
+#pragma once
+/// \file slice.hpp
+/// NumPy-style slices of distributed arrays: spmd::slice, spmd::all, spmd::none and the view they
+/// make, spmd::ArrayView<T, M, N, MemorySpace>.
+///
+///   auto u = spmd::zeros<double>(comm, {n, n}, spmd::halo(1));
+///   auto center = u(spmd::slice(1, -1), spmd::slice(1, -1));   // u[1:-1, 1:-1]
+///   auto row = u(0);                                           // u[0] (1-D: the axis is dropped)
+///   auto rev = u(spmd::all, spmd::slice(spmd::none, spmd::none, -1));   // u[:, ::-1]
+///   u(spmd::all, 0) = -273.15;                                 // u[:, 0] = -273.15
+///
+/// Rules (NumPy's): a slice's start and stop count from the end when negative and are clamped
+/// to the axis as Python's `slice.indices` does (so out-of-range slices are empty, never an
+/// error); `spmd::none` is an omitted start or stop (needed for negative steps: `a[::-1]`,
+/// `a[5::-2]`); a step may be any nonzero integer; an integer index drops its axis (negative
+/// counts from the end; out of range is an error); omitted trailing axes are `all`.
+///
+/// A view is a handle: the parent Array (shared storage, shared distribution) plus an affine
+/// impl::Selection from the view's indices to the parent's global indices. Slicing a view
+/// composes the selections. Nothing moves when a view is made (Local). Assigning to a view
+/// writes the parent's owned points inside the selection (never its halo), with NumPy's
+/// semantics, and is collective (expr.hpp). spmd::copy(view) makes a new Array.
+///
+/// Assignment to a view writes data: `v = w` between two views copies w's elements into v's
+/// (like NumPy's `v[...] = w`); copying a view handle is `auto v2 = v;` (construction). So do not
+/// std::swap two views (that would swap their contents through a temporary view of the first);
+/// swap Array handles instead (`std::swap(u, next)`, `spmd::swap`).
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "spmd/array.hpp"
+#include "spmd/redistribute.hpp"
+
+namespace spmd {
+
+/// An omitted slice start or stop (Python's None): `spmd::slice(spmd::none, spmd::none, -1)`.
+struct None {};
+inline constexpr None none{};
+
+/// A whole axis (Python's `:`).
+struct All {};
+inline constexpr All all{};
+
+/// start:stop:step of one axis, before normalisation against the axis length.
+struct Slice {
+  index_t start = 0;
+  index_t stop = 0;
+  index_t step = 1;
+  bool has_start = false;
+  bool has_stop = false;
+};
+
+/// `spmd::slice(start, stop, step)` is Python's `start:stop:step`; pass spmd::none for an omitted
+/// start or stop. Local.
+inline Slice slice(index_t start, index_t stop, index_t step = 1) {
+  return Slice{start, stop, step, true, true};
+}
+inline Slice slice(None, index_t stop, index_t step = 1) {
+  return Slice{0, stop, step, false, true};
+}
+inline Slice slice(index_t start, None, index_t step = 1) {
+  return Slice{start, 0, step, true, false};
+}
+inline Slice slice(None, None, index_t step = 1) {
+  return Slice{0, 0, step, false, false};
+}
+
+template <class T, int M, int N, class MemorySpace>
+class ArrayView;
+
+namespace impl {
+
+/// A slice normalised against an axis of length n, as Python's slice.indices(n) does it: the
+/// first index, the step and the number of indices (0 for an empty slice).
+struct SliceIndices {
+  index_t start;
+  index_t step;
+  index_t count;
+};
+
+/// Python's slice.indices(n) (clamping, empty results), and the slice's length. step must not be
+/// 0 (checked by the caller). Local.
+inline SliceIndices normalize(const Slice& s, index_t n) {
+  const index_t step = s.step;
+  const index_t lower = step < 0 ? -1 : 0;
+  const index_t upper = step < 0 ? n - 1 : n;
+  auto clamp = [&](index_t v) {
+    if (v < 0) {
+      v += n;
+      return v < lower ? lower : v;
+    }
+    return v > upper ? upper : v;
+  };
+  const index_t start = s.has_start ? clamp(s.start) : (step < 0 ? upper : lower);
+  const index_t stop = s.has_stop ? clamp(s.stop) : (step < 0 ? lower : upper);
+  index_t count = 0;
+  if (step > 0 && start < stop) count = (stop - start - 1) / step + 1;
+  if (step < 0 && stop < start) count = (start - stop - 1) / (-step) + 1;
+  return SliceIndices{start, step, count};
+}
+
+template <class S>
+inline constexpr bool is_index_arg_v = std::is_integral_v<S> && !std::is_same_v<S, bool>;
+template <class S>
+inline constexpr bool is_range_arg_v = std::is_same_v<S, Slice> || std::is_same_v<S, All>;
+
+/// The rank of a view of an M-d array (or view) sliced with arguments S...: one axis fewer per
+/// integer index.
+template <int M, class... S>
+inline constexpr int sliced_rank_v = M - static_cast<int>((0 + ... + (is_index_arg_v<S> ? 1 : 0)));
+
+/// One view axis after slicing: dropped at `index`, or kept as start + step * j' on new axis
+/// `axis`.
+struct AxisPick {
+  bool drop = false;
+  index_t start = 0;  // or the index, when dropped
+  index_t step = 1;
+  int axis = 0;       // the new axis (kept only)
+  index_t count = 0;  // the new extent (kept only)
+};
+
+/// The pick for argument `arg` on an axis of length n (axis d of `shape`). Throws spmd::Error
+/// (collective: the arguments and shapes are the same on every rank) for step 0 or an integer
+/// index out of range.
+template <class S, std::size_t R>
+AxisPick pick(const char* fn, const S& arg, int d, const std::array<index_t, R>& shape) {
+  const index_t n = shape[static_cast<std::size_t>(d)];
+  AxisPick p;
+  if constexpr (std::is_same_v<S, All>) {
+    p.count = n;
+  } else if constexpr (std::is_same_v<S, Slice>) {
+    if (arg.step == 0)
+      throw Error(str(fn, ": slice step 0 on axis ", d, " of shape ", shape_str(shape), " (slice step cannot be zero)"),
+                  true);
+    const SliceIndices s = normalize(arg, n);
+    p.start = s.start;
+    p.step = s.step;
+    p.count = s.count;
+  } else {
+    static_assert(is_index_arg_v<S>, "spmd: a slice argument is an integer, spmd::slice(...) or spmd::all");
+    const index_t i = static_cast<index_t>(arg);
+    const index_t k = i < 0 ? i + n : i;
+    if (k < 0 || k >= n)
+      throw Error(
+          str(fn, ": index ", i, " is out of range for axis ", d, " with size ", n, " (shape ", shape_str(shape), ")"),
+          true);
+    p.drop = true;
+    p.start = k;
+  }
+  return p;
+}
+
+/// Slices the view (base, shape) of an N-d parent with args...: the composed selection and the
+/// new shape. fn names the caller in errors.
+template <int N, int M, class... S>
+auto slice_selection(const char* fn, const Selection<N, M>& base, const std::common_type_t<Index<M>>& shape,
+                     const S&... args) {
+  constexpr int M2 = sliced_rank_v<M, S...>;
+  static_assert(sizeof...(S) <= static_cast<std::size_t>(M), "spmd: more slice arguments than axes");
+  static_assert(M2 >= 1, "spmd: an integer index on every axis selects one element; use a.get(i, ...) and a.set(...)");
+  std::array<AxisPick, M> picks{};
+  int d = 0;
+  ((picks[static_cast<std::size_t>(d)] = pick(fn, args, d, shape), ++d), ...);
+  for (; d < M; ++d) picks[static_cast<std::size_t>(d)] = pick(fn, all, d, shape);
+  Index<M2> out_shape{};
+  int k2 = 0;
+  for (auto& p : picks) {
+    if (p.drop || k2 >= M2) continue;  // (k2 < M2 always: M2 counts the kept axes)
+    p.axis = k2;
+    out_shape[static_cast<std::size_t>(k2++)] = p.count;
+  }
+  // Compose: parent index i[a] = base.start[a] + base.step[a] * j[k], j[k] = the pick of view
+  // axis k (its index, or start + step * j'[axis]).
+  Selection<N, M2> out;
+  for (int a = 0; a < N; ++a) {
+    const int k = base.map[a];
+    out.start[a] = base.start[a];
+    out.step[a] = base.step[a];
+    out.map[a] = -1;
+    if (k < 0) continue;
+    const AxisPick& p = picks[static_cast<std::size_t>(k)];
+    out.start[a] = base.start[a] + base.step[a] * p.start;
+    if (p.drop) {
+      out.step[a] = 1;
+    } else {
+      out.step[a] = base.step[a] * p.step;
+      out.map[a] = p.axis;
+    }
+  }
+  return std::make_pair(out, out_shape);
+}
+
+}  // namespace impl
+
+/// A distributed view: an M-d selection (NumPy slice) of an N-d Array's global index space,
+/// sharing the Array's storage. Made by Array::operator() or ArrayView::operator(); operand and
+/// destination of expressions (expr.hpp).
+template <class T, int M, int N, class MemorySpace = DefaultMemorySpace>
+class ArrayView {
+ public:
+  using value_type = T;
+  using memory_space = MemorySpace;
+  using execution_space = typename MemorySpace::execution_space;
+  using parent_type = Array<T, N, MemorySpace>;
+  using selection_type = impl::Selection<N, M>;
+  using index_type = Index<M>;
+  using spmd_expression = void;
+  static constexpr int rank = M;
+
+  /// The view of `parent` whose index j is parent index sel(j), j in [0, shape). Local.
+  ArrayView(const parent_type& parent, const selection_type& sel, const index_type& shape)
+      : parent_(parent), sel_(sel), shape_(shape) {}
+  ArrayView(const ArrayView&) = default;
+  ArrayView(ArrayView&&) = default;
+
+  // ---- queries (all Local) --------------------------------------------------------------------
+  const parent_type& parent() const { return parent_; }
+  const selection_type& selection() const { return sel_; }
+  const index_type& shape() const { return shape_; }
+  index_t extent(int d) const { return shape_[d]; }
+  index_t size() const { return Box<M>{index_type{}, shape_}.size(); }
+  const Comm& comm() const { return parent_.comm(); }
+  std::string label() const { return parent_.label(); }
+  /// "label[start:stop:step, index, ...]" in Python notation (for error messages). Local.
+  std::string describe() const;
+  /// The view indices whose parent elements this rank owns (a box: the selection is affine). Local.
+  Box<M> owned() const { return impl::selection_intersect(sel_, parent_.owned(), Box<M>{index_type{}, shape_}); }
+
+  /// A view of this view (selections compose). Local.
+  template <class... S, class = std::enable_if_t<(sizeof...(S) >= 1 && sizeof...(S) <= static_cast<std::size_t>(M))>>
+  auto operator()(const S&... s) const {
+    const auto r = impl::slice_selection("spmd::ArrayView::operator()", sel_, shape_, s...);
+    return ArrayView<T, impl::sliced_rank_v<M, S...>, N, MemorySpace>(parent_, r.first, r.second);
+  }
+
+  // ---- assignment: writes elements (bodies in expr.hpp). All Collective. ------------------------
+  /// v = w: copies w's elements into v's (NumPy `v[...] = w`), also when they overlap.
+  ArrayView& operator=(const ArrayView& w) {
+    assign(*this, w);
+    return *this;
+  }
+  ArrayView& operator=(ArrayView&& w) {
+    assign(*this, w);
+    return *this;
+  }
+  /// v = scalar, v = array, v = view, v = expression (expr.hpp).
+  template <class E, class = std::enable_if_t<!std::is_same_v<std::decay_t<E>, ArrayView>>>
+  ArrayView& operator=(const E& e) {
+    assign(*this, e);
+    return *this;
+  }
+  template <class E>
+  ArrayView& operator+=(const E& e);
+  template <class E>
+  ArrayView& operator-=(const E& e);
+  template <class E>
+  ArrayView& operator*=(const E& e);
+  template <class E>
+  ArrayView& operator/=(const E& e);
+
+ private:
+  parent_type parent_;
+  selection_type sel_;
+  index_type shape_;
+};
+
+/// `a(args...)`: Array::operator() forwards here. Local.
+template <class T, int N, class Mem, class... S>
+auto view_of(const Array<T, N, Mem>& a, const S&... s) {
+  if (a.is_null()) throw Error("spmd::Array::operator(): slicing a null array", true);
+  const auto r = impl::slice_selection("spmd::Array::operator()", impl::Selection<N, N>::identity(), a.shape(), s...);
+  return ArrayView<T, impl::sliced_rank_v<N, S...>, N, Mem>(a, r.first, r.second);
+}
+
+/// The whole of `a` as a view (the identity selection). Local.
+template <class T, int N, class Mem>
+ArrayView<T, N, N, Mem> view_of(const Array<T, N, Mem>& a) {
+  if (a.is_null()) throw Error("spmd::view_of: a null array (assigned to, or used in an expression)", true);
+  return ArrayView<T, N, N, Mem>(a, impl::Selection<N, N>::identity(), a.shape());
+}
+
+template <class T, int M, int N, class Mem>
+std::string ArrayView<T, M, N, Mem>::describe() const {
+  std::string s = parent_.label() + "[";
+  for (int a = 0; a < N; ++a) {
+    if (a) s += ", ";
+    const int k = sel_.map[a];
+    if (k < 0) {
+      s += std::to_string(sel_.start[a]);
+      continue;
+    }
+    const index_t n = shape_[k], st = sel_.step[a], first = sel_.start[a];
+    if (n == 0) {
+      s += impl::str(first, ":", first, st == 1 ? "" : ":" + std::to_string(st));
+      continue;
+    }
+    const index_t stop = first + st * n;  // one step past the last index
+    s += std::to_string(first) + ":" + (stop < 0 ? std::string() : std::to_string(stop));
+    if (st != 1) s += ":" + std::to_string(st);
+  }
+  return s + "]";
+}
+
+/// Swap two Array handles (the double-buffer idiom: `next(...) = f(u(...)); spmd::swap(u, next);`).
+/// Nothing is copied. Local.
+template <class T, int N, class Mem>
+void swap(Array<T, N, Mem>& a, Array<T, N, Mem>& b) noexcept {
+  Array<T, N, Mem> t = std::move(a);
+  a = std::move(b);
+  b = std::move(t);
+}
+
+}  // namespace spmd
+
+#include "spmd/expr.hpp"

@@ -1,0 +1,513 @@
+#pragma once
+/// \file solvers/cg.hpp
+/// Conjugate gradients for symmetric positive definite linear operators (solvers/operator.hpp):
+///
+///   spmd::solvers::cg(A, b, x, opts)            classic CG (Hestenes-Stiefel), optional Jacobi
+///   spmd::solvers::pipelined_cg(A, b, x, opts)  pipelined CG (Ghysels-Vanroose): one nonblocking
+///                                               all-reduce per iteration, overlapped with A
+///
+/// x holds the initial guess on entry and the solution on return. Both are Collective over the
+/// vectors' communicator and return a SolveResult (solvers/options.hpp) that is the same on
+/// every rank. The classes CG<Op> and PipelinedCG<Op> behind them also run step by step, and save
+/// and resume their state between iterations (checkpoint/restart, bitwise at the same rank
+/// count).
+///
+/// Per iteration (n points per rank, vectors from A.make_vector; nothing allocates):
+///
+///   CG:            q = A p; one reduction kernel (p.q); MPI_Allreduce of 1 number;
+///                  r -= alpha q with (r.r, r.z) in the same pass; MPI_Allreduce of 2 numbers;
+///                  x += alpha p and p = z + beta p in one pass (z = D r, D = diag(A)^-1 or I,
+///                  computed on the fly: no z vector).
+///                  Vector traffic 80 B per point (doubles) plus A.
+///   pipelined CG:  MPI_Iallreduce of 3 numbers started; n = A m while it is in flight; wait;
+///                  one pass updating z, s, p, x, r, w (and q, u, m with Jacobi) that also sums
+///                  the next iteration's (r.u, w.u, r.r).
+///                  Vector traffic 104 B per point plus A (160 B with Jacobi).
+///
+/// Stopping: ||r|| <= rtol ||b|| (converged_rtol), ||r|| <= atol (converged_atol), max_iters
+/// (diverged_max_iters), p.Ap <= 0 or another zero or negative denominator (breakdown: A or the
+/// preconditioner is not positive definite), a NaN or infinite scalar (nan_or_inf). ||r|| is the
+/// recursively updated residual. Pipelined CG learns ||r_i|| one operator application later than
+/// CG (that is the pipelining), so it applies A once more at the end; both report the same
+/// iteration counts in exact arithmetic.
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spmd/algorithm.hpp"
+#include "spmd/array.hpp"
+#include "spmd/comm.hpp"
+#include "spmd/solvers/impl/kernels.hpp"
+#include "spmd/solvers/operator.hpp"
+#include "spmd/solvers/options.hpp"
+
+namespace spmd::solvers {
+
+namespace impl {
+
+/// What both CG variants share (CRTP: Derived has setup(b, x) and step()): solve(), the
+/// operator, the options' bookkeeping, the bound b and x, the Jacobi diagonal, the argument
+/// checks, a nonblocking reduction's request, and stopping.
+template <class Derived, class Operator>
+class KrylovBase {
+  static_assert((static_assert_linear_operator<Operator>(), true), "spmd::solvers: not a linear operator");
+
+ public:
+  using vector_type = typename Operator::vector_type;
+  using value_type = typename vector_type::value_type;
+
+  KrylovBase(const char* name, const Operator& A, const SolverOptions& opts)
+      : name_(name), A_(A), progress_(name, opts) {
+    if (opts.precond == Precond::jacobi) {
+      if constexpr (!has_diagonal_v<Operator>)
+        throw Error(spmd::impl::str("spmd::solvers::", name,
+                                    ": Precond::jacobi needs an operator with "
+                                    "`void diagonal(const vector_type&) const`"),
+                    true);
+      dinv_ = A.make_vector(label("dinv"));
+    }
+    if (opts.max_iters < 0 || !(opts.rtol >= 0) || !(opts.atol >= 0))
+      throw Error(spmd::impl::str("spmd::solvers::", name, ": max_iters (", opts.max_iters, "), rtol (", opts.rtol,
+                                  ") and atol (", opts.atol, ") must not be negative"),
+                  true);
+  }
+
+  /// Solve A x = b from the initial guess in x: setup(b, x), then step() until it stops.
+  /// Collective.
+  SolveResult solve(const vector_type& b, const vector_type& x) {
+    auto& self = static_cast<Derived&>(*this);
+    bool stopped = self.setup(b, x);
+    while (!stopped) stopped = self.step();
+    return progress_.result();
+  }
+
+  const SolveResult& result() const { return progress_.result(); }
+  bool done() const { return progress_.stopped(); }
+  int iteration() const { return it_; }
+  const SolverOptions& options() const { return progress_.options(); }
+
+ protected:
+  std::string label(const char* v) const { return spmd::impl::str("spmd::solvers::", name_, "::", v); }
+  bool jacobi() const { return progress_.options().precond == Precond::jacobi; }
+
+  /// Bind b and x (checked against the operator's vectors, `like`) and compute the Jacobi
+  /// diagonal. Collective.
+  void bind(const vector_type& b, const vector_type& x, const vector_type& like) {
+    const std::string fn = spmd::impl::str("spmd::solvers::", name_);
+    for (const vector_type* v : {&b, &x})
+      if (!v->distribution().same_layout(like.distribution()))
+        throw Error(
+            spmd::impl::str(fn, ": '", v->label(), "' (", v->distribution().describe(),
+                            ") is not distributed like the operator's vectors (", like.distribution().describe(), ")"),
+            true);
+    const auto* xb = x.local_with_halo().data();
+    like.comm().check(xb == nullptr || xb != b.local_with_halo().data(),
+                      spmd::impl::str(fn, ": b and x are the same array '", x.label(), "'"));
+    b_ = b;
+    x_ = x;
+    rank_ = like.comm().rank();
+    progress_.set_comm_rank(rank_);
+    if constexpr (has_diagonal_v<Operator>) {
+      if (jacobi()) {
+        A_.diagonal(dinv_);
+        const auto bad = sum_points<1>("spmd::solvers::jacobi_invert", dinv_,
+                                       Invert<Acc<vector_type>, value_type>{dinv_.owned_access()});
+        const double nbad = like.comm().allreduce(static_cast<double>(bad.v[0]), spmd::Op::sum);
+        if (nbad > 0)
+          throw Error(
+              spmd::impl::str(fn, ": Jacobi: the operator's diagonal has ", nbad, " zero, NaN or infinite entries"),
+              true);
+      }
+    }
+  }
+
+  /// The kernel-side view of the Jacobi inverse diagonal (any vector when not preconditioned;
+  /// the kernels then never read it).
+  Acc<vector_type> dinv_access(const vector_type& fallback) const {
+    return jacobi() ? dinv_.owned_access() : fallback.owned_access();
+  }
+
+  /// Find a named vector and scalar of a saved state (collective error when missing).
+  static const vector_type& find_vector(const char* fn, const SolverState<vector_type>& s, const std::string& name) {
+    for (const auto& v : s.vectors)
+      if (v.first == name) return v.second;
+    throw Error(spmd::impl::str(fn, ": the saved state has no vector '", name, "'"), true);
+  }
+  static double find_scalar(const char* fn, const SolverState<vector_type>& s, const std::string& name) {
+    for (const auto& v : s.scalars)
+      if (v.first == name) return v.second;
+    throw Error(spmd::impl::str(fn, ": the saved state has no scalar '", name, "'"), true);
+  }
+  /// Check a saved state's solver and preconditioner against this solver. Local.
+  void check_state(const char* fn, const SolverState<vector_type>& s) const {
+    if (s.solver != name_ || s.precond != progress_.options().precond)
+      throw Error(spmd::impl::str(fn, ": the saved state is of ", s.solver, " with precond ", to_string(s.precond),
+                                  ", this solver is ", name_, " with precond ", to_string(progress_.options().precond)),
+                  true);
+    if (s.iteration < 0 || s.iteration > progress_.options().max_iters)
+      throw Error(spmd::impl::str(fn, ": the saved state is at iteration ", s.iteration, ", outside 0..max_iters (",
+                                  progress_.options().max_iters, ")"),
+                  true);
+  }
+  /// Copy a saved vector into one of the solver's (unless it is that vector). Local.
+  static void restore_vector(const vector_type& dst, const vector_type& src) {
+    if (dst.local_with_halo().data() != src.local_with_halo().data()) spmd::copy(dst, src);
+  }
+
+  /// Stop with `reason` after completing a reduction in flight; the result is final. Throws
+  /// (on every rank) when OnFailure::throw_error asks for it. Returns true. Local.
+  bool stop(Reason reason, double rnorm) {
+    request_.wait();
+    progress_.stop(reason, it_, rnorm, b_.comm());
+    return true;
+  }
+
+  const char* name_;
+  const Operator& A_;
+  Progress progress_;
+  vector_type b_, x_, dinv_;
+  int it_ = 0;
+  int rank_ = 0;
+  Request request_;  // a nonblocking all-reduce in flight (pipelined CG)
+};
+
+}  // namespace impl
+
+/// Classic preconditioned CG. Construct once (allocates the work vectors r, p, q and, with
+/// Jacobi, the inverse diagonal), then solve() as often as needed, or setup() and step().
+template <class Operator>
+class CG : public impl::KrylovBase<CG<Operator>, Operator> {
+  using Base = impl::KrylovBase<CG<Operator>, Operator>;
+  using Base::A_;
+  using Base::it_;
+  using Base::progress_;
+  using Base::stop;
+
+ public:
+  using vector_type = typename Base::vector_type;
+  using value_type = typename Base::value_type;
+
+  /// Local (allocates the work vectors with A.make_vector); throws the same spmd::Error on every
+  /// rank for Precond::jacobi on an operator without diagonal() or negative tolerances.
+  explicit CG(const Operator& A, const SolverOptions& opts = {})
+      : Base("cg", A, opts),
+        r_(A.make_vector(this->label("r"))),
+        p_(A.make_vector(this->label("p"))),
+        q_(A.make_vector(this->label("q"))) {}
+  CG(const CG&) = delete;
+  CG& operator=(const CG&) = delete;
+
+  /// Bind b and x and compute the initial residual r = b - A x. Returns true when nothing is
+  /// left to do (converged at iteration 0, or max_iters is 0). Collective.
+  bool setup(const vector_type& b, const vector_type& x) {
+    this->bind(b, x, r_);
+    spmd::copy(p_, x);  // p has the halo A may need
+    A_.apply(p_, q_);
+    const auto s = this->jacobi() ? start<true>() : start<false>();
+    value_type red[3] = {s.v[0], s.v[1], s.v[2]};
+    x.comm().allreduce(red, 3, spmd::Op::sum);
+    it_ = 0;
+    progress_.start(std::sqrt(static_cast<double>(red[0])), 0);
+    rr_ = red[1];
+    gamma_ = red[2];
+    return check_start();
+  }
+
+  /// One iteration (Collective). Returns true when the solve has stopped; result() says why.
+  /// With OnFailure::throw_error, a stop without convergence throws here, on every rank.
+  bool step() {
+    if (progress_.stopped()) return true;
+    A_.apply(p_, q_);
+    const auto pq_local = impl::sum_points<1>("spmd::solvers::cg::dot", p_,
+                                              impl::Dot<Acc, value_type>{p_.owned_access(), q_.owned_access()});
+    const value_type pq = r_.comm().allreduce(pq_local.v[0], spmd::Op::sum);
+    const double rnorm = std::sqrt(static_cast<double>(rr_));
+    if (!std::isfinite(static_cast<double>(pq))) return stop(Reason::nan_or_inf, rnorm);
+    if (!(pq > value_type(0))) return stop(Reason::breakdown, rnorm);
+    const value_type alpha = gamma_ / pq;
+    const auto s = this->jacobi() ? residual<true>(alpha) : residual<false>(alpha);
+    value_type red[2] = {s.v[0], s.v[1]};
+    r_.comm().allreduce(red, 2, spmd::Op::sum);
+    ++it_;
+    rr_ = red[0];
+    const double rn = std::sqrt(static_cast<double>(rr_));
+    progress_.record(it_, rn);
+    const Reason why = progress_.test(rn, it_);
+    const bool bad_gamma = !std::isfinite(static_cast<double>(red[1])) || !(red[1] > value_type(0));
+    if (why != Reason::none || bad_gamma) {
+      impl::for_points("spmd::solvers::cg::update_x", r_,
+                       impl::Axpy<Acc, value_type>{this->x_.owned_access(), p_.owned_access(), alpha});
+      if (why != Reason::none) return stop(why, rn);
+      return stop(std::isfinite(static_cast<double>(red[1])) ? Reason::breakdown : Reason::nan_or_inf, rn);
+    }
+    const value_type beta = red[1] / gamma_;
+    gamma_ = red[1];
+    if (this->jacobi())
+      direction<true>(alpha, beta);
+    else
+      direction<false>(alpha, beta);
+    return false;
+  }
+
+  /// The state between two iterations (after setup or a step): x, r, p and the reduced scalars.
+  /// The vectors are the solver's own (save them before the next step). Local.
+  SolverState<vector_type> state() const {
+    SolverState<vector_type> s{"cg", this->options().precond, it_, {{"x", this->x_}, {"r", r_}, {"p", p_}}, {}};
+    s.scalars = {
+        {"bnorm", progress_.bnorm()}, {"rr", static_cast<double>(rr_)}, {"gamma", static_cast<double>(gamma_)}};
+    return s;
+  }
+
+  /// Continue from a saved state (from state(), saved and loaded at any rank count): binds b
+  /// and x, copies x, r, p from the state's vectors, restores the scalars. Returns done(). The
+  /// result's history restarts at the saved iteration. Collective.
+  bool resume(const vector_type& b, const vector_type& x, const SolverState<vector_type>& s) {
+    const char* fn = "spmd::solvers::CG::resume";
+    this->check_state(fn, s);
+    this->bind(b, x, r_);
+    Base::restore_vector(x, Base::find_vector(fn, s, "x"));
+    Base::restore_vector(r_, Base::find_vector(fn, s, "r"));
+    Base::restore_vector(p_, Base::find_vector(fn, s, "p"));
+    it_ = static_cast<int>(s.iteration);
+    progress_.start(Base::find_scalar(fn, s, "bnorm"), it_);
+    rr_ = static_cast<value_type>(Base::find_scalar(fn, s, "rr"));
+    gamma_ = static_cast<value_type>(Base::find_scalar(fn, s, "gamma"));
+    return check_start();
+  }
+
+ private:
+  using Acc = impl::Acc<vector_type>;
+
+  /// The tests at the iteration setup() or resume() starts from. Local.
+  bool check_start() {
+    const double rn = std::sqrt(static_cast<double>(rr_));
+    progress_.record(it_, rn);
+    const Reason why = progress_.test(rn, it_);
+    if (why != Reason::none) return stop(why, rn);
+    if (!std::isfinite(static_cast<double>(gamma_))) return stop(Reason::nan_or_inf, rn);
+    if (!(gamma_ > value_type(0))) return stop(Reason::breakdown, rn);  // an indefinite preconditioner
+    return false;
+  }
+  template <bool J>
+  impl::Sums<value_type, 3> start() {
+    return impl::sum_points<3>(
+        "spmd::solvers::cg::start", r_,
+        impl::CgStart<Acc, value_type, J>{this->b_.owned_access(), q_.owned_access(), r_.owned_access(),
+                                          p_.owned_access(), this->dinv_access(r_)});
+  }
+  template <bool J>
+  impl::Sums<value_type, 2> residual(value_type alpha) {
+    return impl::sum_points<2>(
+        "spmd::solvers::cg::residual", r_,
+        impl::CgResidual<Acc, value_type, J>{r_.owned_access(), q_.owned_access(), this->dinv_access(r_), alpha});
+  }
+  template <bool J>
+  void direction(value_type alpha, value_type beta) {
+    impl::for_points("spmd::solvers::cg::direction", r_,
+                     impl::CgDirection<Acc, value_type, J>{this->x_.owned_access(), p_.owned_access(),
+                                                           r_.owned_access(), this->dinv_access(r_), alpha, beta});
+  }
+
+  vector_type r_, p_, q_;
+  value_type rr_ = 0, gamma_ = 0;
+};
+
+/// Pipelined CG (P. Ghysels, W. Vanroose, "Hiding global synchronization latency in the
+/// preconditioned Conjugate Gradient algorithm", Parallel Computing 40, 2014, Algorithm 4):
+/// the iteration's three dot products are combined in one MPI_Iallreduce that is in flight
+/// while the operator is applied. Work vectors: r, w, n, z, s, p (and u, m, q, the inverse
+/// diagonal with Jacobi).
+template <class Operator>
+class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
+  using Base = impl::KrylovBase<PipelinedCG<Operator>, Operator>;
+  using Base::A_;
+  using Base::it_;
+  using Base::progress_;
+  using Base::request_;
+  using Base::stop;
+
+ public:
+  using vector_type = typename Base::vector_type;
+  using value_type = typename Base::value_type;
+
+  /// Local (allocates the work vectors with A.make_vector); errors as CG's.
+  explicit PipelinedCG(const Operator& A, const SolverOptions& opts = {})
+      : Base("pipelined_cg", A, opts),
+        r_(A.make_vector(this->label("r"))),
+        w_(A.make_vector(this->label("w"))),
+        n_(A.make_vector(this->label("n"))),
+        z_(A.make_vector(this->label("z"))),
+        s_(A.make_vector(this->label("s"))),
+        p_(A.make_vector(this->label("p"))) {
+    if (this->jacobi()) {
+      u_ = A.make_vector(this->label("u"));
+      m_ = A.make_vector(this->label("m"));
+      q_ = A.make_vector(this->label("q"));
+    } else {  // u is r, m is w, q is s
+      u_ = r_;
+      m_ = w_;
+      q_ = s_;
+    }
+  }
+  PipelinedCG(const PipelinedCG&) = delete;
+  PipelinedCG& operator=(const PipelinedCG&) = delete;
+
+  /// Bind b and x; r = b - A x, u = D r, w = A u, m = D w; the first iteration's scalars (one
+  /// blocking MPI_Allreduce). Returns true when nothing is left to do. Collective.
+  bool setup(const vector_type& b, const vector_type& x) {
+    request_.wait();
+    this->bind(b, x, r_);
+    spmd::copy(p_, x);  // p has the halo A may need
+    A_.apply(p_, n_);
+    const auto dinv = this->dinv_access(r_);
+    const bool J = this->jacobi();
+    if (J)
+      impl::for_points("spmd::solvers::pipelined_cg::residual", r_,
+                       impl::PcgResidual<Acc, value_type, true>{b.owned_access(), n_.owned_access(), r_.owned_access(),
+                                                                u_.owned_access(), dinv});
+    else
+      impl::for_points("spmd::solvers::pipelined_cg::residual", r_,
+                       impl::PcgResidual<Acc, value_type, false>{b.owned_access(), n_.owned_access(), r_.owned_access(),
+                                                                 u_.owned_access(), dinv});
+    A_.apply(u_, w_);
+    const auto s = J ? start<true>() : start<false>();
+    value_type red[4] = {s.v[0], s.v[1], s.v[2], s.v[3]};
+    x.comm().allreduce(red, 4, spmd::Op::sum);
+    for (int k = 0; k < 3; ++k) red_[k] = red[k];
+    it_ = 0;
+    gamma_prev_ = alpha_prev_ = value_type(0);
+    progress_.start(std::sqrt(static_cast<double>(red[3])), 0);
+    return check_start();
+  }
+
+  /// One iteration (Collective). Returns true when the solve has stopped; result() says why.
+  bool step() {
+    if (progress_.stopped()) return true;
+    A_.apply(m_, n_);  // overlaps the all-reduce of this iteration's scalars (started last step)
+    request_.wait();
+    const value_type gamma = red_[0], delta = red_[1];
+    const double rn = std::sqrt(static_cast<double>(red_[2]));
+    if (!tested_) {  // ||r_it|| is known only now (setup() and resume() test theirs at once)
+      tested_ = true;
+      progress_.record(it_, rn);
+      const Reason why = progress_.test(rn, it_);
+      if (why != Reason::none) return stop(why, rn);
+    }
+    if (!std::isfinite(static_cast<double>(gamma)) || !std::isfinite(static_cast<double>(delta)))
+      return stop(Reason::nan_or_inf, rn);
+    value_type beta = 0, denom = delta;
+    if (it_ > 0) {
+      beta = gamma / gamma_prev_;
+      denom = delta - beta * gamma / alpha_prev_;
+    }
+    if (!(gamma > value_type(0)) || !(denom > value_type(0)) || !std::isfinite(static_cast<double>(denom)))
+      return stop(std::isfinite(static_cast<double>(denom)) ? Reason::breakdown : Reason::nan_or_inf, rn);
+    const value_type alpha = gamma / denom;
+    const auto s = this->jacobi() ? update<true>(alpha, beta) : update<false>(alpha, beta);
+    for (int k = 0; k < 3; ++k) red_[k] = s.v[k];
+    request_ = r_.comm().iallreduce(red_, 3, spmd::Op::sum);
+    gamma_prev_ = gamma;
+    alpha_prev_ = alpha;
+    ++it_;
+    tested_ = false;
+    if (it_ >= this->options().max_iters) {  // the last iteration: its residual decides
+      tested_ = true;
+      request_.wait();
+      const double rlast = std::sqrt(static_cast<double>(red_[2]));
+      progress_.record(it_, rlast);
+      return stop(progress_.test(rlast, it_), rlast);
+    }
+    return false;
+  }
+
+  /// The state between two iterations: x, r, w, z, s, p (and u, m, q with Jacobi) and the
+  /// reduced scalars (completes the iteration's all-reduce first). The vectors are the solver's
+  /// own. Local (the all-reduce was started by every rank).
+  SolverState<vector_type> state() {
+    request_.wait();
+    SolverState<vector_type> st{"pipelined_cg", this->options().precond, it_, {}, {}};
+    st.vectors = {{"x", this->x_}, {"r", r_}, {"w", w_}, {"z", z_}, {"s", s_}, {"p", p_}};
+    if (this->jacobi()) st.vectors.insert(st.vectors.end(), {{"u", u_}, {"m", m_}, {"q", q_}});
+    st.scalars = {{"bnorm", progress_.bnorm()},
+                  {"gamma", static_cast<double>(red_[0])},
+                  {"delta", static_cast<double>(red_[1])},
+                  {"rr", static_cast<double>(red_[2])},
+                  {"gamma_prev", static_cast<double>(gamma_prev_)},
+                  {"alpha_prev", static_cast<double>(alpha_prev_)}};
+    return st;
+  }
+
+  /// Continue from a saved state (see CG::resume). Collective.
+  bool resume(const vector_type& b, const vector_type& x, const SolverState<vector_type>& st) {
+    const char* fn = "spmd::solvers::PipelinedCG::resume";
+    request_.wait();
+    this->check_state(fn, st);
+    this->bind(b, x, r_);
+    std::vector<std::pair<const char*, vector_type>> own = {{"x", x},  {"r", r_}, {"w", w_},
+                                                            {"z", z_}, {"s", s_}, {"p", p_}};
+    if (this->jacobi()) own.insert(own.end(), {{"u", u_}, {"m", m_}, {"q", q_}});
+    for (const auto& v : own) Base::restore_vector(v.second, Base::find_vector(fn, st, v.first));
+    it_ = static_cast<int>(st.iteration);
+    progress_.start(Base::find_scalar(fn, st, "bnorm"), it_);
+    red_[0] = static_cast<value_type>(Base::find_scalar(fn, st, "gamma"));
+    red_[1] = static_cast<value_type>(Base::find_scalar(fn, st, "delta"));
+    red_[2] = static_cast<value_type>(Base::find_scalar(fn, st, "rr"));
+    gamma_prev_ = static_cast<value_type>(Base::find_scalar(fn, st, "gamma_prev"));
+    alpha_prev_ = static_cast<value_type>(Base::find_scalar(fn, st, "alpha_prev"));
+    return check_start();
+  }
+
+ private:
+  using Acc = impl::Acc<vector_type>;
+
+  bool check_start() {
+    const double rn = std::sqrt(static_cast<double>(red_[2]));
+    tested_ = true;
+    progress_.record(it_, rn);
+    const Reason why = progress_.test(rn, it_);
+    if (why != Reason::none) return stop(why, rn);
+    return false;
+  }
+  template <bool J>
+  impl::Sums<value_type, 4> start() {
+    return impl::sum_points<4>(
+        "spmd::solvers::pipelined_cg::start", r_,
+        impl::PcgStart<Acc, value_type, J>{this->b_.owned_access(), r_.owned_access(), u_.owned_access(),
+                                           w_.owned_access(), m_.owned_access(), z_.owned_access(), q_.owned_access(),
+                                           s_.owned_access(), p_.owned_access(), this->dinv_access(r_)});
+  }
+  template <bool J>
+  impl::Sums<value_type, 3> update(value_type alpha, value_type beta) {
+    return impl::sum_points<3>("spmd::solvers::pipelined_cg::update", r_,
+                               impl::PcgUpdate<Acc, value_type, J>{
+                                   n_.owned_access(), z_.owned_access(), m_.owned_access(), q_.owned_access(),
+                                   w_.owned_access(), s_.owned_access(), u_.owned_access(), p_.owned_access(),
+                                   this->x_.owned_access(), r_.owned_access(), this->dinv_access(r_), alpha, beta});
+  }
+
+  vector_type r_, w_, n_, z_, s_, p_, u_, m_, q_;
+  value_type red_[3] = {0, 0, 0};  // the iteration's (r.u, w.u, r.r): local sums, then reduced
+  value_type gamma_prev_ = 0, alpha_prev_ = 0;
+  bool tested_ = false;  // the stopping tests have seen ||r|| of iteration it_
+};
+
+/// Solve A x = b with CG from the initial guess in x (see CG). Collective.
+template <class Operator>
+SolveResult cg(const Operator& A, const typename Operator::vector_type& b, const typename Operator::vector_type& x,
+               const SolverOptions& opts = {}) {
+  return CG<Operator>(A, opts).solve(b, x);
+}
+
+/// Solve A x = b with pipelined CG from the initial guess in x (see PipelinedCG). Collective.
+template <class Operator>
+SolveResult pipelined_cg(const Operator& A, const typename Operator::vector_type& b,
+                         const typename Operator::vector_type& x, const SolverOptions& opts = {}) {
+  return PipelinedCG<Operator>(A, opts).solve(b, x);
+}
+
+}  // namespace spmd::solvers

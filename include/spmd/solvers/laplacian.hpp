@@ -1,0 +1,258 @@
+#pragma once
+/// \file solvers/laplacian.hpp
+/// spmd::solvers::Laplacian<T, N, M>: the matrix-free (2N+1)-point Dirichlet Laplacian on an
+/// N-d grid, a linear operator (solvers/operator.hpp) on spmd::Array<T, N, M> with halo 1.
+///
+/// The unknowns are the points of an N-d array of shape (n0, ..., nN-1) (the interior points of
+/// a grid whose boundary holds zero). Row k (point g) of the operator is
+///
+///   (A x)(g) = 2N x(g) - sum over the 2N neighbours g +- e_d inside the shape of x(g +- e_d),
+///
+/// unscaled, as spmd::sparse::poisson2d / poisson3d assemble it (diagonal 2N, off-diagonal -1,
+/// unknown k = row-major index of g), so the same problem gives the same CG iterates.
+///
+/// apply() overlaps the halo exchange with the interior: it starts the face exchange of x
+/// (split phase), updates the points whose neighbours are all owned while the messages travel,
+/// finishes the exchange, then updates the boundary layer (one kernel over the shell of the
+/// owned block, which reads the halo and treats neighbours outside the shape as zero: the
+/// Dirichlet condition does not depend on what the halo holds at the physical boundary).
+/// `Exchange::blocking` exchanges first and then runs both kernels (for comparison; see
+/// docs/api/solvers.md for the measurements).
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <string>
+#include <utility>
+
+#include "spmd/array.hpp"
+#include "spmd/halo.hpp"
+#include "spmd/impl/ndrange.hpp"
+#include "spmd/solvers/impl/kernels.hpp"
+
+namespace spmd::solvers {
+
+/// How Laplacian::apply fills x's halo: split phase overlapped with the interior (default), or
+/// a blocking exchange before the stencil.
+enum class Exchange { overlapped, blocking };
+
+namespace impl {
+
+/// Element of `v` at storage index idx, moved by `shift` along `axis`.
+template <class View, class Idx, std::size_t... D>
+KOKKOS_FORCEINLINE_FUNCTION typename View::reference_type at_shifted(const View& v, const Idx& idx, int axis, int shift,
+                                                                     std::index_sequence<D...>) {
+  return v((idx[D] + (static_cast<int>(D) == axis ? shift : 0))...);
+}
+
+/// y = A x at the points whose 2N neighbours all lie in the owned block: (i...) are coordinates
+/// in that inner box, whose first point has storage index `lo`.
+template <class View, int N>
+struct LaplaceInterior {
+  using T = typename View::non_const_value_type;
+  View x, y;
+  Kokkos::Array<int, N> lo;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
+    const Kokkos::Array<int, N> at{i...};
+    Kokkos::Array<int, N> idx;
+    for (int a = 0; a < N; ++a) idx[a] = at[a] + lo[a];
+    const auto seq = std::make_index_sequence<N>{};
+    T nb = T(0);
+    for (int a = 0; a < N; ++a) nb += at_shifted(x, idx, a, -1, seq) + at_shifted(x, idx, a, 1, seq);
+    at_shifted(y, idx, 0, 0, seq) = T(2 * N) * at_shifted(x, idx, 0, 0, seq) - nb;
+  }
+};
+
+/// Host form of LaplaceInterior: one chunk of a row of the inner box per work item, addressed
+/// through pointers and the storage strides (a loop the compiler vectorises; the per-point form
+/// recomputed an N-d index for each of the 2N+1 loads).
+template <class View, int N>
+struct LaplaceRows {
+  using T = typename View::non_const_value_type;
+  View x, y;
+  Kokkos::Array<int, N> lo;
+  Kokkos::Array<index_t, N> stride;  // storage strides (stride[N-1] == 1: LayoutRight)
+  Chunking<N> c;
+  KOKKOS_INLINE_FUNCTION void operator()(const index_t w) const {
+    Kokkos::Array<int, N> idx;
+    int jlo, jhi;
+    c.decode(w, idx, jlo, jhi);
+    index_t off = lo[N - 1];
+    for (int a = 0; a < N - 1; ++a) off += (idx[a] + lo[a]) * stride[a];
+    const T* xr = x.data() + off;
+    T* yr = y.data() + off;
+    for (int j = jlo; j < jhi; ++j) {
+      T nb = T(0);
+      for (int a = 0; a < N; ++a) nb += xr[j - stride[a]] + xr[j + stride[a]];
+      yr[j] = T(2 * N) * xr[j] - nb;
+    }
+  }
+};
+
+/// y = A x on the shell of the owned block (the points with a neighbour outside it), one work
+/// item per point. The shell is cut into N slabs: slab d holds the points on the two faces
+/// normal to axis d (one face when the block is one point thick), with axes before d restricted
+/// to the block's interior and axes after d whole, so every shell point is in exactly one slab.
+template <class View, int N>
+struct LaplaceShell {
+  using T = typename View::non_const_value_type;
+  View x, y;
+  Kokkos::Array<int, N> ext;            // owned extents
+  Kokkos::Array<int, N> halo;           // storage index of the owned block's first point
+  Kokkos::Array<index_t, N> lo;         // global index of the owned block's first point
+  Kokkos::Array<index_t, N> shape;      // global shape
+  Kokkos::Array<index_t, N + 1> start;  // first work item of each slab; start[N] = total
+
+  KOKKOS_INLINE_FUNCTION void operator()(const index_t t) const {
+    int d = 0;
+    while (d + 1 < N && start[d + 1] <= t) ++d;
+    index_t k = t - start[d];
+    Kokkos::Array<int, N> own;  // owned coordinates
+    for (int a = N - 1; a >= 0; --a) {
+      const int e = a < d ? ext[a] - 2 : (a == d ? (ext[a] < 2 ? ext[a] : 2) : ext[a]);
+      const int c = static_cast<int>(k % e);
+      k /= e;
+      own[a] = a < d ? c + 1 : (a == d ? (c == 0 ? 0 : ext[a] - 1) : c);
+    }
+    Kokkos::Array<int, N> idx;
+    for (int a = 0; a < N; ++a) idx[a] = own[a] + halo[a];
+    const auto seq = std::make_index_sequence<N>{};
+    T nb = T(0);
+    for (int a = 0; a < N; ++a) {
+      const index_t g = lo[a] + own[a];
+      if (g > 0) nb += at_shifted(x, idx, a, -1, seq);
+      if (g + 1 < shape[a]) nb += at_shifted(x, idx, a, 1, seq);
+    }
+    at_shifted(y, idx, 0, 0, seq) = T(2 * N) * at_shifted(x, idx, 0, 0, seq) - nb;
+  }
+};
+
+}  // namespace impl
+
+template <class T = double, int N = 2, class M = DefaultMemorySpace>
+class Laplacian {
+ public:
+  using value_type = T;
+  using memory_space = M;
+  using execution_space = typename M::execution_space;
+  using vector_type = Array<T, N, M>;
+
+  /// The operator on `dist`: its shape is the grid of unknowns. Needs a halo of at least 1 on
+  /// every axis and no periodic axis. Local (throws the same spmd::Error on every rank).
+  explicit Laplacian(const Distribution<N>& dist, Exchange exchange = Exchange::overlapped)
+      : dist_(dist), exchange_(exchange) {
+    const char* fn = "spmd::solvers::Laplacian";
+    if (dist.is_null()) throw Error(spmd::impl::str(fn, ": null distribution"), true);
+    for (int d = 0; d < N; ++d) {
+      if (dist.halo()[d] < 1)
+        throw Error(
+            spmd::impl::str(fn, ": the distribution (", dist.describe(), ") needs a halo of at least 1 on every axis"),
+            true);
+      if (dist.periodic()[d])
+        throw Error(spmd::impl::str(fn, ": the distribution (", dist.describe(),
+                                    ") has a periodic axis; the operator is the Dirichlet Laplacian"),
+                    true);
+    }
+  }
+  /// The operator on a new distribution of `shape` with halo 1 (options: grid(...), label(...),
+  /// or a wider halo(...)). Collective.
+  template <class... Opts, spmd::impl::if_options<Opts...> = 0>
+  Laplacian(const Comm& comm, const Index<N>& shape, const Opts&... opts)
+      : Laplacian(Distribution<N>(comm, shape, halo(1), opts...)) {}
+
+  /// Local queries.
+  const Distribution<N>& distribution() const { return dist_; }
+  index_t rows() const { return dist_.size(); }
+  index_t cols() const { return dist_.size(); }
+  Exchange exchange() const { return exchange_; }
+
+  /// A zero vector (halo included) on the operator's distribution. Local.
+  vector_type make_vector(const std::string& label = "spmd::solvers::vector") const {
+    return vector_type(dist_, label);
+  }
+
+  /// y = A x. x and y are distinct arrays distributed like the operator, with the same halo
+  /// widths, at least 1 on every axis (vectors from make_vector are); x's halo is overwritten, its owned
+  /// points are not. Neighbour-collective; throws the same spmd::Error on every rank for arrays
+  /// that do not fit.
+  void apply(const vector_type& x, const vector_type& y) const {
+    check("spmd::solvers::Laplacian::apply", x, y);
+    if (exchange_ == Exchange::blocking) {
+      x.exchange_halo(Pattern::face);
+      interior(x, y);
+    } else {
+      auto request = x.halo_begin(Pattern::face);
+      interior(x, y);
+      request.end();
+    }
+    shell(x, y);
+  }
+
+  /// d = diag(A) = 2N on the owned points. Local.
+  void diagonal(const vector_type& d) const { d.fill(T(2 * N)); }
+
+ private:
+  void check(const char* fn, const vector_type& x, const vector_type& y) const {
+    for (const vector_type* v : {&x, &y})
+      if (!v->distribution().same_layout(dist_))
+        throw Error(spmd::impl::str(fn, ": array '", v->label(), "' (", v->distribution().describe(),
+                                    ") is not distributed like the operator (", dist_.describe(), ")"),
+                    true);
+    for (int d = 0; d < N; ++d)
+      if (x.halo()[d] < 1 || y.halo()[d] != x.halo()[d])
+        throw Error(spmd::impl::str(fn, ": x ('", x.label(), "', halo ", spmd::impl::shape_str(x.halo()), ") and y ('",
+                                    y.label(), "', halo ", spmd::impl::shape_str(y.halo()),
+                                    ") need one halo width of at least 1 on every axis"),
+                    true);
+    if (x.local_with_halo().data() == y.local_with_halo().data() && x.local_with_halo().data() != nullptr)
+      throw Error(spmd::impl::str(fn, ": x and y are the same array '", x.label(), "'"), true);
+  }
+
+  void interior(const vector_type& x, const vector_type& y) const {
+    impl::LaplaceInterior<view_type, N> k{x.local_with_halo(), y.local_with_halo(), {}};
+    std::array<int, N> ext{};
+    for (int d = 0; d < N; ++d) {
+      ext[d] = static_cast<int>(x.owned().extent(d)) - 2;  // <= 0: no point has all its neighbours owned
+      k.lo[d] = x.halo()[d] + 1;
+    }
+    if constexpr (spmd::impl::host_accessible<M>()) {
+      for (int d = 0; d < N; ++d)
+        if (ext[d] <= 0) return;
+      impl::LaplaceRows<view_type, N> rows{k.x, k.y, k.lo, {}, impl::Chunking<N>(ext)};
+      for (int d = 0; d < N; ++d) rows.stride[d] = static_cast<index_t>(k.x.stride(d));
+      Kokkos::parallel_for("spmd::solvers::laplacian::interior",
+                           impl::ChunkPolicy<execution_space>(0, rows.c.work_items()), rows);
+    } else {
+      impl::for_extents<execution_space>("spmd::solvers::laplacian::interior", ext, k);
+    }
+  }
+
+  void shell(const vector_type& x, const vector_type& y) const {
+    impl::LaplaceShell<view_type, N> k{x.local_with_halo(), y.local_with_halo(), {}, {}, {}, {}, {}};
+    for (int d = 0; d < N; ++d) {
+      k.ext[d] = static_cast<int>(x.owned().extent(d));
+      k.halo[d] = x.halo()[d];
+      k.lo[d] = x.owned().lo[d];
+      k.shape[d] = dist_.extent(d);
+    }
+    // Slab d: min(ext[d], 2) faces x prod_{a<d} (ext[a]-2) x prod_{a>d} ext[a].
+    k.start[0] = 0;
+    for (int d = 0; d < N; ++d) {
+      index_t size = k.ext[d] < 2 ? k.ext[d] : 2;
+      for (int a = 0; a < N; ++a)
+        if (a != d) size *= a < d ? (k.ext[a] > 2 ? k.ext[a] - 2 : 0) : k.ext[a];
+      k.start[d + 1] = k.start[d] + size;
+    }
+    if (k.start[N] == 0) return;
+    Kokkos::parallel_for("spmd::solvers::laplacian::boundary",
+                         Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_t>>(0, k.start[N]), k);
+  }
+
+  using view_type = typename vector_type::view_type;
+
+  Distribution<N> dist_;
+  Exchange exchange_;
+};
+
+}  // namespace spmd::solvers

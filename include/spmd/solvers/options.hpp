@@ -1,0 +1,192 @@
+#pragma once
+/// \file solvers/options.hpp
+/// What the Krylov solvers take and return: SolverOptions, SolveResult with its Reason, the
+/// MonitorInfo a progress callback receives, and SolverState (a solver between two iterations,
+/// for checkpoints).
+///
+/// Every stopping decision is made from scalars that were already combined over the ranks (one
+/// MPI_Allreduce gives every rank the same numbers), so every rank stops at the same iteration
+/// with the same reason, and an opt-in error on non-convergence is thrown on every rank alike.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spmd/comm.hpp"
+#include "spmd/error.hpp"
+
+namespace spmd::solvers {
+
+/// Why a solve stopped.
+enum class Reason {
+  none,                //!< not stopped yet
+  converged_rtol,      //!< ||r|| <= rtol ||b||
+  converged_atol,      //!< ||r|| <= atol
+  diverged_max_iters,  //!< max_iters iterations without convergence
+  breakdown,   //!< a zero or negative curvature p^T A p (A or the preconditioner indefinite) or a zero denominator
+  nan_or_inf,  //!< a residual or a scalar of the iteration is NaN or infinite
+};
+
+/// "converged_rtol", ...: the enumerator's name. Local.
+inline const char* to_string(Reason r) {
+  switch (r) {
+    case Reason::none:
+      return "none";
+    case Reason::converged_rtol:
+      return "converged_rtol";
+    case Reason::converged_atol:
+      return "converged_atol";
+    case Reason::diverged_max_iters:
+      return "diverged_max_iters";
+    case Reason::breakdown:
+      return "breakdown";
+    case Reason::nan_or_inf:
+      return "nan_or_inf";
+  }
+  return "?";
+}
+
+/// Preconditioner of a solve: none, or Jacobi (the inverse of the operator's diagonal, which
+/// needs an operator with `diagonal(d)`).
+enum class Precond { none, jacobi };
+
+/// "none" or "jacobi". Local.
+inline const char* to_string(Precond p) {
+  return p == Precond::jacobi ? "jacobi" : "none";
+}
+
+/// What a solve does when it stops without converging: report it in SolveResult (default), or
+/// also throw spmd::Error (the same error on every rank).
+enum class OnFailure { report, throw_error };
+
+/// What a progress callback sees (on every rank; the numbers are the same everywhere).
+struct MonitorInfo {
+  const char* solver;        //!< "cg" or "pipelined_cg"
+  int iteration;             //!< iterations done
+  double residual;           //!< ||r|| (the recursively updated residual)
+  double relative_residual;  //!< ||r|| / ||b|| (||r|| when b = 0)
+};
+
+struct SolverOptions {
+  double rtol = 1e-8;  //!< stop when ||r|| <= rtol ||b|| (tested first)
+  double atol = 0.0;   //!< or when ||r|| <= atol
+  int max_iters = 1000;
+  Precond precond = Precond::none;
+  /// Report progress every `monitor` iterations (0: never), at iteration 0 and at the last one:
+  /// `monitor_callback` on every rank when set, else a line printed by rank 0.
+  int monitor = 0;
+  std::function<void(const MonitorInfo&)> monitor_callback;
+  /// Keep ||r|| of every iteration in SolveResult::history (reserved at setup for up to 2^16
+  /// iterations).
+  bool keep_history = false;
+  OnFailure on_failure = OnFailure::report;
+};
+
+struct SolveResult {
+  bool converged = false;
+  Reason reason = Reason::none;
+  int iterations = 0;           //!< iterations done (x is the iterate after that many)
+  double residual = 0.0;        //!< ||r|| at the end (the solver's recursively updated residual)
+  std::vector<double> history;  //!< ||r|| per iteration from the first one run (keep_history)
+};
+
+/// A solver between two iterations: everything it needs to continue exactly. `vectors` are
+/// handles that share data with the solver (x included, as "x"); `scalars` are the already
+/// reduced numbers of the iteration. Restoring them (Solver::resume) at the same rank count
+/// continues bitwise as if never interrupted; at another rank count, to roundoff.
+template <class Vector>
+struct SolverState {
+  std::string solver;  //!< "cg" or "pipelined_cg"
+  Precond precond = Precond::none;
+  std::int64_t iteration = 0;
+  std::vector<std::pair<std::string, Vector>> vectors;
+  std::vector<std::pair<std::string, double>> scalars;
+};
+
+namespace impl {
+
+/// Stopping tests, history, progress reports and the final result, shared by the solvers. Every
+/// number it is given is already reduced over the ranks.
+class Progress {
+ public:
+  Progress(const char* solver, const SolverOptions& opts) : solver_(solver), opts_(opts) {}
+
+  /// Begin a solve (or a resumed one) at `iteration` with ||b|| = bnorm: clears the result and
+  /// reserves the history (the only allocation of a solve's bookkeeping). Local.
+  void start(double bnorm, int iteration) {
+    bnorm_ = bnorm;
+    result_ = SolveResult{};
+    result_.iterations = iteration;
+    // Reserved up front for up to 2^16 iterations; a longer history grows (rarely, amortised).
+    if (opts_.keep_history)
+      result_.history.reserve(static_cast<std::size_t>(std::min(opts_.max_iters - iteration + 1, 1 << 16)));
+  }
+
+  /// The reason to stop after `iteration` iterations with residual norm `rnorm`, or none. Local.
+  Reason test(double rnorm, int iteration) const {
+    if (!std::isfinite(rnorm)) return Reason::nan_or_inf;
+    if (rnorm <= opts_.rtol * bnorm_) return Reason::converged_rtol;
+    if (rnorm <= opts_.atol) return Reason::converged_atol;
+    if (iteration >= opts_.max_iters) return Reason::diverged_max_iters;
+    return Reason::none;
+  }
+
+  /// Record ||r|| of `iteration` (history; a progress report when due). Local (the callback may
+  /// communicate; it is called on every rank).
+  void record(int iteration, double rnorm) {
+    result_.iterations = iteration;
+    result_.residual = rnorm;
+    if (opts_.keep_history) result_.history.push_back(rnorm);
+    if (opts_.monitor > 0 && iteration % opts_.monitor == 0) report(iteration, rnorm);
+  }
+
+  /// Stop with `reason` after `iteration` iterations at residual norm `rnorm`. Throws the same
+  /// spmd::Error on every rank when the solve failed and the options ask for it. Local.
+  void stop(Reason reason, int iteration, double rnorm, const Comm& comm) {
+    const bool reported = opts_.monitor > 0 && result_.iterations == iteration && iteration % opts_.monitor == 0;
+    result_.iterations = iteration;
+    result_.residual = rnorm;
+    result_.reason = reason;
+    result_.converged = reason == Reason::converged_rtol || reason == Reason::converged_atol;
+    if (opts_.monitor > 0 && !reported) report(iteration, rnorm);
+    if (!result_.converged && opts_.on_failure == OnFailure::throw_error)
+      throw Error(
+          spmd::impl::str("spmd::solvers::", solver_, ": no convergence: ", to_string(reason), " after ", iteration,
+                          " iterations (||r|| ", rnorm, ", ||r||/||b|| ", relative(rnorm), ", rtol ", opts_.rtol,
+                          ", atol ", opts_.atol, ", max_iters ", opts_.max_iters, ", ", comm.size(), " ranks)"),
+          true);
+  }
+
+  bool stopped() const { return result_.reason != Reason::none; }
+  const SolveResult& result() const { return result_; }
+  double bnorm() const { return bnorm_; }
+  double relative(double rnorm) const { return bnorm_ > 0 ? rnorm / bnorm_ : rnorm; }
+  const SolverOptions& options() const { return opts_; }
+  void set_comm_rank(int rank) { rank_ = rank; }
+
+ private:
+  void report(int iteration, double rnorm) const {
+    const MonitorInfo info{solver_, iteration, rnorm, relative(rnorm)};
+    if (opts_.monitor_callback) {
+      opts_.monitor_callback(info);
+    } else if (rank_ == 0) {
+      std::printf("  %s: iteration %6d  ||r|| %.6e  ||r||/||b|| %.6e\n", solver_, iteration, rnorm,
+                  info.relative_residual);
+      std::fflush(stdout);
+    }
+  }
+
+  const char* solver_;
+  SolverOptions opts_;
+  double bnorm_ = 0.0;
+  int rank_ = 0;
+  SolveResult result_;
+};
+
+}  // namespace impl
+}  // namespace spmd::solvers

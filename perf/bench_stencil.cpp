@@ -1,0 +1,182 @@
+// cuNumeric's stencil (an (n+2)^2 grid, boundaries -273.15 and 40.0,
+// center[:] = 0.2 * (center + north + east + west + south)) one iteration at a time, five ways:
+//   BM_stencil_fused_inplace    center = 0.2 * (...) with spmd views: ONE fused kernel; the
+//                               destination is read at other positions, so NumPy semantics
+//                               need a buffer and a copy back (a second kernel)
+//   BM_stencil_fused_swap       next[1:-1, 1:-1] = 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + ...);
+//                               swap(u, next): the documented fast path, one kernel
+//   BM_stencil_temporaries      what NumPy / CuPy do: one kernel per operator into temporaries
+//                               (four sums, the scale, the copy into center: six kernels)
+//   BM_stencil_kokkos_mdrange   hand-written Kokkos kernel on the double buffer (MDRangePolicy)
+//   BM_stencil_kokkos_rows      hand-written Kokkos kernel on the double buffer (a parallel loop
+//                               over rows, a plain inner loop: what vectorises best on a CPU)
+// The timed region is the update alone (halo exchanges, the same for every form, are made
+// outside it). Counters: points/s (interior points per second) and GB/s against the minimum
+// traffic of 16 B per point (read u once, write once), the figure the fused forms are judged by.
+// Every form is checked once, on a small grid, to give the hand-written kernel's grid bitwise.
+
+#include <Kokkos_Core.hpp>
+
+#include <string>
+#include <vector>
+
+#include "bench_main.hpp"
+#include "spmd.hpp"
+
+namespace {
+
+using spmd::all;
+using spmd::Array;
+using spmd::index_t;
+using spmd::none;
+using spmd::slice;
+
+/// The (n+2)^2 grid with cuNumeric's boundaries, a second grid for the double buffer, and the
+/// five views of the update.
+struct Grid {
+  Array<double, 2> u, next;
+  explicit Grid(index_t n)
+      : u(spmd::zeros<double>(spmd::perf::world(), {n + 2, n + 2}, spmd::halo(1), spmd::label("u"))),
+        next(spmd::zeros<double>(u.distribution(), "next")) {
+    for (auto* g : {&u, &next}) {
+      (*g)(all, 0) = -273.15;
+      (*g)(all, -1) = -273.15;
+      (*g)(-1, all) = -273.15;
+      (*g)(0, all) = 40.0;
+    }
+  }
+  index_t interior() const { return (u.extent(0) - 2) * (u.extent(1) - 2); }
+};
+
+enum class Form { fused_inplace, fused_swap, temporaries, kokkos_mdrange, kokkos_rows };
+
+/// One update of g in the given form. (Free functions: CUDA allows no device lambda inside a
+/// lambda or a TEST body.)
+struct Stepper {
+  Grid& g;
+  Form form;
+  std::vector<Array<double, 2>> tmp;  // temporaries: one per operator, laid out like u
+
+  Stepper(Grid& grid, Form f) : g(grid), form(f) {
+    if (form == Form::temporaries)
+      for (int k = 0; k < 5; ++k) tmp.push_back(spmd::zeros<double>(g.u.distribution(), "tmp"));
+  }
+
+  void operator()() {
+    const auto in = slice(1, -1);
+    switch (form) {
+      case Form::fused_inplace: {
+        auto center = g.u(in, in);
+        center = 0.2 * (center + g.u(slice(0, -2), in) + g.u(in, slice(2, none)) + g.u(in, slice(0, -2)) +
+                        g.u(slice(2, none), in));
+        break;
+      }
+      case Form::fused_swap:
+        g.next(in, in) = 0.2 * (g.u(in, in) + g.u(slice(0, -2), in) + g.u(in, slice(2, none)) + g.u(in, slice(0, -2)) +
+                                g.u(slice(2, none), in));
+        spmd::swap(g.u, g.next);
+        break;
+      case Form::temporaries:
+        tmp[0](in, in) = g.u(in, in) + g.u(slice(0, -2), in);
+        tmp[1](in, in) = tmp[0](in, in) + g.u(in, slice(2, none));
+        tmp[2](in, in) = tmp[1](in, in) + g.u(in, slice(0, -2));
+        tmp[3](in, in) = tmp[2](in, in) + g.u(slice(2, none), in);
+        tmp[4](in, in) = 0.2 * tmp[3](in, in);
+        g.u(in, in) = tmp[4](in, in);
+        break;
+      case Form::kokkos_mdrange:
+        kokkos_mdrange(g.u, g.next);
+        spmd::swap(g.u, g.next);
+        break;
+      case Form::kokkos_rows:
+        kokkos_rows(g.u, g.next);
+        spmd::swap(g.u, g.next);
+        break;
+    }
+  }
+
+  /// The interior of the global grid inside this rank's block, in storage indices: [lo, hi).
+  static void interior_local(const Array<double, 2>& a, int lo[2], int hi[2]) {
+    for (int d = 0; d < 2; ++d) {
+      const index_t first = std::max<index_t>(1, a.owned().lo[d]);
+      const index_t last = std::min<index_t>(a.extent(d) - 1, a.owned().hi[d]);
+      lo[d] = static_cast<int>(first - a.owned().lo[d] + a.halo()[d]);
+      hi[d] = std::max(lo[d], static_cast<int>(last - a.owned().lo[d] + a.halo()[d]));
+    }
+  }
+  static void kokkos_mdrange(const Array<double, 2>& from, const Array<double, 2>& to) {
+    const auto a = from.local_with_halo();
+    const auto b = to.local_with_halo();
+    int lo[2], hi[2];
+    interior_local(from, lo, hi);
+    Kokkos::parallel_for(
+        "spmd::perf::stencil::mdrange", Kokkos::MDRangePolicy<Kokkos::Rank<2>>({lo[0], lo[1]}, {hi[0], hi[1]}),
+        KOKKOS_LAMBDA(const int i, const int j) {
+          b(i, j) = 0.2 * (a(i, j) + a(i - 1, j) + a(i, j + 1) + a(i, j - 1) + a(i + 1, j));
+        });
+  }
+  static void kokkos_rows(const Array<double, 2>& from, const Array<double, 2>& to) {
+    const auto a = from.local_with_halo();
+    const auto b = to.local_with_halo();
+    int lo[2], hi[2];
+    interior_local(from, lo, hi);
+    const int j0 = lo[1], j1 = hi[1];
+    Kokkos::parallel_for(
+        "spmd::perf::stencil::rows", Kokkos::RangePolicy<>(lo[0], hi[0]), KOKKOS_LAMBDA(const int i) {
+          for (int j = j0; j < j1; ++j)
+            b(i, j) = 0.2 * (a(i, j) + a(i - 1, j) + a(i, j + 1) + a(i, j - 1) + a(i + 1, j));
+        });
+  }
+};
+
+/// The grid after `iters` updates of `form` on a small grid equals the hand-written kernel's.
+bool verify(Form form) {
+  const index_t n = 62;
+  const int iters = 3;
+  Grid a(n), b(n);
+  Stepper sa(a, form), sb(b, Form::kokkos_mdrange);
+  for (int it = 0; it < iters; ++it) {
+    a.u.exchange_halo(spmd::Pattern::face);
+    sa();
+    b.u.exchange_halo(spmd::Pattern::face);
+    sb();
+  }
+  return spmd::allgather(a.u) == spmd::allgather(b.u);
+}
+
+void BM_stencil(benchmark::State& state, Form form) {
+  const index_t n = state.range(0) - 2;  // range(0) is the side of the whole grid
+  if (!spmd::perf::check_all(state, verify(form), "stencil: the form's grid differs from the hand-written kernel's"))
+    return;
+  Grid g(n);
+  Stepper step(g, form);
+  g.u.exchange_halo(spmd::Pattern::face);
+  step();  // the first pass builds what is cached (buffers), outside the timing
+  spmd::perf::ManualTimer timer(state);
+  for (auto _ : state) {
+    g.u.exchange_halo(spmd::Pattern::face);  // outside the timed region
+    timer([&] { step(); });
+  }
+  const double points = static_cast<double>(g.interior());
+  state.counters["points/s"] = timer.rate(points, 1.0);
+  state.counters["GB/s"] = timer.rate(16.0 * points);
+  state.counters["points"] = points;
+}
+
+const bool registered = [] {
+  const std::pair<const char*, Form> forms[] = {{"BM_stencil_fused_inplace", Form::fused_inplace},
+                                                {"BM_stencil_fused_swap", Form::fused_swap},
+                                                {"BM_stencil_temporaries", Form::temporaries},
+                                                {"BM_stencil_kokkos_mdrange", Form::kokkos_mdrange},
+                                                {"BM_stencil_kokkos_rows", Form::kokkos_rows}};
+  for (std::int64_t side : {1024, 4096})
+    for (const auto& f : forms)
+      benchmark::RegisterBenchmark(f.first, BM_stencil, f.second)
+          ->Arg(side)
+          ->ArgName("grid")
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
+  return true;
+}();
+
+}  // namespace
