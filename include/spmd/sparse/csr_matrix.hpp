@@ -6,14 +6,19 @@
 /// Rows are distributed by a 1-D Distribution (the range: where y = A x lives); columns by a
 /// second one (the domain: where x lives) that is the row distribution itself for square
 /// matrices and a balanced block of the column count otherwise. Each rank stores its rows as two
-/// local Kokkos Kernels CrsMatrix blocks:
+/// local blocks:
 ///
 ///   diagonal block      the entries whose column this rank owns in the column distribution,
-///                       with local column indices (global column - first owned column);
-///   off-diagonal block  the other entries, with columns compressed to ghost indices: the
-///                       distinct off-rank columns sorted by owner rank, then by global column,
-///                       so the ghosts owned by one peer are contiguous. It holds only the rows
-///                       that have such entries (offdiagonal_rows() maps them to local rows).
+///                       with local column indices (global column - first owned column). On
+///                       host execution spaces in sliced ELLPACK form (impl::SellBlock, SELL-C-1:
+///                       chunks of C consecutive rows stored column-major, so one core works on
+///                       C rows at once) unless that would pad it by more than
+///                       impl::sell_max_padding; else, and on devices, a Kokkos Kernels CrsMatrix;
+///   off-diagonal block  a Kokkos Kernels CrsMatrix of the other entries, with columns
+///                       compressed to ghost indices: the distinct off-rank columns sorted by
+///                       owner rank, then by global column, so the ghosts owned by one peer are
+///                       contiguous. It holds only the rows that have such entries
+///                       (offdiagonal_rows() maps them to local rows).
 ///
 /// The ghost import plan (GhostImport), built once in the constructor, knows which owned x
 /// entries each peer needs (exchanged with one MPI_Alltoall of counts and one MPI_Alltoallv of
@@ -24,7 +29,8 @@
 ///
 /// spmv overlaps communication with computation:
 ///   1. import begin: post the receives, pack the x entries peers need (one kernel), send;
-///   2. y = alpha A_diag x + beta y     (KokkosSparse::spmv on the diagonal block);
+///   2. y = alpha A_diag x + beta y     (impl::SellProduct or KokkosSparse::spmv on the diagonal
+///                                       block);
 ///   3. import end: wait for the ghosts;
 ///   4. y += alpha A_off ghosts         (KokkosSparse::spmv of the off-diagonal block into a
 ///                                       compact buffer, then one kernel adds it into those rows
@@ -307,6 +313,11 @@ class CsrMatrix {
   using execution_space = typename M::execution_space;
   using vector_type = Array<T, 1, M>;
   using local_matrix_type = impl::LocalMatrix<T, M>;
+  /// True where the execution space is a host space: there the diagonal block is stored in SELL
+  /// form unless that would pad it by more than impl::sell_max_padding (see
+  /// diagonal_storage()); on devices it is always CSR.
+  static constexpr bool host_kernels =
+      spmd::impl::host_accessible<M>() && spmd::impl::host_accessible<typename execution_space::memory_space>();
 
   /// A null matrix. Local.
   CsrMatrix() = default;
@@ -408,10 +419,6 @@ class CsrMatrix {
   }
 
  private:
-  /// Host execution spaces store the diagonal block in SELL form (see the constructor).
-  static constexpr bool host_kernels =
-      spmd::impl::host_accessible<M>() && spmd::impl::host_accessible<typename execution_space::memory_space>();
-
   void local_diagonal(const T& alpha, const vector_type& x, const T& beta, const vector_type& y) const {
     if (storage_.rows == 0) return;
     if constexpr (host_kernels) {
