@@ -18,9 +18,15 @@
 //                    nothing to import). It is measured on the import itself, because the import
 //                    (microseconds) is far below the run-to-run noise of the products
 //                    (milliseconds): a difference of total times could not resolve it.
-//   BM_spmv_local    profiling aid: the diagonal block's product alone by KokkosSparse::spmv
-//                    (kernel:0), by KokkosSparse::spmv with a static schedule (kernel:1), and by a
-//                    plain scalar CSR loop (kernel:2), at the two largest sizes.
+//                    moved_GB/s counts what the kernels move instead, with each rank's diagonal
+//                    block in its stored format (SELL: 12 B per slot, padding included, 16 B per
+//                    row, 4 B per chunk); padding = padding slots / nnz; sell = 1 where every
+//                    rank stores its diagonal block in SELL form.
+//   BM_spmv_local    the diagonal block's product alone on its CSR form by KokkosSparse::spmv
+//                    (kernel:0), by KokkosSparse::spmv with a static schedule (kernel:1), by a
+//                    plain scalar CSR loop (kernel:2), and the matrix's own product
+//                    (spmv_diagonal: the SELL kernel on host spaces, kernel:3), at the two
+//                    largest sizes: the CSR-to-SELL comparison within one run.
 // The matrix of the last size is kept between Google Benchmark's calls of one benchmark
 // (poisson_matrix.hpp).
 #include <Kokkos_Core.hpp>
@@ -48,9 +54,27 @@ double spmv_bytes(const Matrix& A) {
   return 12.0 * static_cast<double>(A.nnz()) + 20.0 * static_cast<double>(A.rows());
 }
 
+/// Over all ranks: the bytes the diagonal blocks' products move in their stored format (CSR: the
+/// byte model; SELL: 12 B per slot, padding included, 16 B per row (x, y) and 4 B per chunk
+/// offset), the same by the CSR byte model, and the padding slots. Collective.
+std::array<double, 3> diagonal_bytes(const Matrix& A) {
+  const spmd::sparse::BlockStorage& s = A.diagonal_storage();
+  const auto d = [](spmd::index_t v) { return static_cast<double>(v); };
+  std::array<double, 3> b{
+      s.sliced ? 12.0 * d(s.slots) + 16.0 * d(s.rows) + 4.0 * d(s.chunks + 1) : 12.0 * d(s.entries) + 20.0 * d(s.rows),
+      12.0 * d(s.entries) + 20.0 * d(s.rows), d(s.slots - s.entries)};
+  spmd::perf::world().allreduce(b.data(), 3, spmd::Op::sum);
+  return b;
+}
+
 void set_counters(benchmark::State& state, const Matrix& A, const spmd::perf::ManualTimer& timer) {
   const double gbs = timer.rate(spmv_bytes(A));
   state.counters["GB/s"] = gbs;
+  // What the kernels move: the byte model with the diagonal blocks counted in their format.
+  const auto diag = diagonal_bytes(A);
+  state.counters["moved_GB/s"] = timer.rate(spmv_bytes(A) - diag[1] + diag[0]);
+  state.counters["padding"] = diag[2] / static_cast<double>(A.nnz());
+  state.counters["sell"] = spmd::perf::world().allreduce(A.diagonal_storage().sliced ? 1 : 0, spmd::Op::min);
   state.counters["triad_GB/s"] = triad_gbs();
   state.counters["triad_fraction"] = gbs / triad_gbs();
   state.counters["rows"] = static_cast<double>(A.rows());
@@ -151,19 +175,22 @@ struct CsrLoop {
   }
 };
 
-/// Profiling aid: the diagonal block's local product alone, three ways (variant 0: the
-/// KokkosSparse::spmv spmv uses; 1: KokkosSparse::spmv with Controls "schedule" = "static"
-/// (the default switches to a dynamic schedule above 10M entries); 2: the plain CsrLoop).
-/// Bytes: the byte model over the diagonal blocks of all ranks.
+/// The diagonal block's local product alone, four ways, on its CSR form (diagonal_block(): a
+/// CSR copy where the matrix stores it in SELL form) or the matrix's own: variant 0:
+/// KokkosSparse::spmv (what spmv runs on device spaces and where SELL falls back); 1:
+/// KokkosSparse::spmv with Controls "schedule" = "static" (the default switches to a dynamic
+/// schedule above 10M entries); 2: the plain CsrLoop; 3: CsrMatrix::spmv_diagonal (the SELL
+/// kernel on host spaces). GB/s: the byte model over the diagonal blocks of all ranks;
+/// moved_GB/s: the bytes of the format the variant reads (SELL padding included).
 void BM_spmv_local(benchmark::State& state) {
   SpmvRun r(state);
-  const auto& D = r.A.diagonal_block();
+  const int variant = static_cast<int>(state.range(2));
+  const auto D = variant < 3 ? r.A.diagonal_block() : Matrix::local_matrix_type();
   const auto xv = spmd::blas::impl::vec(r.x);
   const auto yv = spmd::blas::impl::vec(r.y);
   KokkosKernels::Experimental::Controls controls;
   controls.setParameter("schedule", "static");
   const CsrLoop loop{D.graph.row_map, D.graph.entries, D.values, xv, yv};
-  const int variant = static_cast<int>(state.range(2));
   spmd::perf::ManualTimer timer(state);
   for (auto _ : state)
     timer([&] {
@@ -171,13 +198,15 @@ void BM_spmv_local(benchmark::State& state) {
         KokkosSparse::spmv("N", 1.0, D, xv, 0.0, yv);
       else if (variant == 1)
         KokkosSparse::spmv(controls, "N", 1.0, D, xv, 0.0, yv);
-      else
+      else if (variant == 2)
         Kokkos::parallel_for("spmd::perf::sparse::csr_loop", Kokkos::RangePolicy<>(0, D.numRows()), loop);
+      else
+        r.A.spmv_diagonal(1.0, r.x, 0.0, r.y);
     });
-  std::array<double, 2> local{static_cast<double>(D.nnz()), static_cast<double>(D.numRows())};
-  spmd::perf::world().allreduce(local.data(), 2, spmd::Op::sum);
-  const double gbs = timer.rate(12.0 * local[0] + 20.0 * local[1]);
+  const auto bytes = diagonal_bytes(r.A);
+  const double gbs = timer.rate(bytes[1]);
   state.counters["GB/s"] = gbs;
+  state.counters["moved_GB/s"] = timer.rate(variant == 3 ? bytes[0] : bytes[1]);
   state.counters["triad_fraction"] = gbs / triad_gbs();
 }
 
@@ -197,7 +226,7 @@ const bool registered = [] {
           ->Unit(benchmark::kMillisecond);
   }
   for (const auto& s : {std::pair<int, std::int64_t>{2, 4096}, {3, 256}})
-    for (int variant : {0, 1, 2})
+    for (int variant : {0, 1, 2, 3})
       benchmark::RegisterBenchmark("BM_spmv_local", BM_spmv_local)
           ->Args({s.first, s.second, variant})
           ->ArgNames({"dim", "n", "kernel"})

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -110,7 +111,7 @@ void expect_close(const std::vector<double>& got, const std::vector<double>& wan
   bool ok = got.size() == want.size();
   if (!ok) ADD_FAILURE() << what << ": " << got.size() << " values, want " << want.size();
   for (std::size_t i = 0; ok && i < got.size(); ++i)
-    if (std::abs(got[i] - want[i]) > 1e-12 * (1.0 + std::abs(want[i]))) {
+    if (!(std::abs(got[i] - want[i]) <= 1e-12 * (1.0 + std::abs(want[i])))) {  // NaN fails
       ADD_FAILURE() << what << ": element " << i << " is " << got[i] << ", want " << want[i];
       ok = false;
     }
@@ -272,6 +273,153 @@ TEST(Sparse, Poisson) {
     check_matrix(A, ref, 0.5, 2.0, 0, 0, "poisson3d " + spmd::impl::shape_str(g));
   }
   SPMD_EXPECT_COLLECTIVE_ERROR(spmd::sparse::poisson2d(world(), 4, -1), "spmd::sparse::poisson2d");
+}
+
+// ---- the SELL form of the diagonal block -------------------------------------------------------
+
+namespace {
+
+/// A banded m x m matrix with rows of irregular length: row i has the columns i-3..i+3 that lie
+/// in the matrix, less one of them on two rows of three, plus a repeated diagonal entry on some
+/// of those (4 to 7 entries); every 37th row is empty; odd rows list their columns in
+/// descending order.
+///   block > 0:     the rows of every other block of `block` rows have only the 3 columns
+///                  i-1..i+1: chunks of `block` rows pad little, chunks of 2 `block` rows much;
+///   wide_from < m: from row wide_from on, every 8th row has the 25 columns i-12..i+12: their
+///                  chunks pad the other rows to 25 slots, so the ranks that own such rows
+///                  store their diagonal block as CSR.
+Csr banded(index_t m, index_t wide_from, index_t block = 0) {
+  Csr a;
+  a.rows = a.cols = m;
+  for (index_t i = 0; i < m; ++i) {
+    const bool wide = i >= wide_from && i % 8 == 0;
+    const bool narrow = block > 0 && (i / block) % 2 == 0 && !wide;
+    const index_t reach = wide ? 12 : narrow ? 1 : 3;
+    index_t drop = i % 3 == 0 || wide || narrow ? m : (i * 5) % 7 - 3;
+    if (drop == 0) drop = 3;
+    std::vector<index_t> cols;
+    for (index_t d = -reach; d <= reach && i % 37 != 5; ++d)
+      if (i + d >= 0 && i + d < m && d != drop) cols.push_back(i + d);
+    if (i % 2 == 1) std::reverse(cols.begin(), cols.end());
+    for (const index_t j : cols) a.add(j, j == i ? 8.0 + 0.01 * static_cast<double>(i) : -0.5 - 0.001 * (i - j));
+    if (!cols.empty() && drop < m && i % 5 == 1) a.add(i, 0.25);  // a repeated entry: adds up
+    a.end_row();
+  }
+  return a;
+}
+
+/// The reference of this rank's diagonal-block storage (A's distributions, a's entries): the
+/// largest chunk height C of sell_heights for which chunks of C consecutive rows, each padded to
+/// its longest row (the last one also to C rows), pad at most sell_max_padding of the entries;
+/// CSR if none does.
+spmd::sparse::BlockStorage expected_storage(const Csr& a, const CsrMatrix<double>& A) {
+  const index_t lo = A.row_distribution().owned().lo[0], hi = A.row_distribution().owned().hi[0];
+  const index_t clo = A.col_distribution().owned().lo[0], chi = A.col_distribution().owned().hi[0];
+  std::vector<index_t> len;
+  for (index_t i = lo; i < hi; ++i) {
+    len.push_back(0);
+    for (index_t k = a.ptr[i]; k < a.ptr[i + 1]; ++k) len.back() += a.col[k] >= clo && a.col[k] < chi;
+  }
+  spmd::sparse::BlockStorage s;
+  s.rows = hi - lo;
+  for (const index_t l : len) s.entries += l;
+  s.slots = s.entries;
+  for (const int C : spmd::sparse::impl::sell_heights) {
+    if (!CsrMatrix<double>::host_kernels) break;  // devices: always CSR
+    index_t slots = 0;
+    for (std::size_t c = 0; c < len.size(); c += C)
+      slots += C * *std::max_element(len.begin() + c, len.begin() + std::min(len.size(), c + C));
+    if (slots - s.entries <= spmd::sparse::impl::sell_max_padding * s.entries) {
+      s.sliced = true;
+      s.chunk = C;
+      s.slots = slots;
+      s.chunks = (s.rows + C - 1) / C;
+      break;
+    }
+  }
+  return s;
+}
+
+/// A's diagonal block in CSR form (diagonal_block()) against this rank's rows of `a`: the
+/// entries with owned columns, in the order given, with local column indices.
+void check_diagonal_block(const CsrMatrix<double>& A, const Csr& a, const std::string& what) {
+  const auto D = A.diagonal_block();
+  const index_t lo = A.row_distribution().owned().lo[0], hi = A.row_distribution().owned().hi[0];
+  const index_t clo = A.col_distribution().owned().lo[0], chi = A.col_distribution().owned().hi[0];
+  const auto ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), D.graph.row_map);
+  const auto col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), D.graph.entries);
+  const auto val = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), D.values);
+  bool ok =
+      D.numRows() == hi - lo && D.numCols() == chi - clo && ptr.extent(0) == static_cast<std::size_t>(hi - lo + 1);
+  for (index_t i = lo; ok && i < hi; ++i) {
+    index_t e = ptr(i - lo);
+    for (index_t k = a.ptr[i]; ok && k < a.ptr[i + 1]; ++k)
+      if (a.col[k] >= clo && a.col[k] < chi) {
+        ok = e < ptr(i - lo + 1) && col(e) == a.col[k] - clo && val(e) == a.val[k];
+        ++e;
+      }
+    ok = ok && e == ptr(i - lo + 1);
+  }
+  spmd::testing::expect_all(ok, (what + ": diagonal_block()").c_str());
+}
+
+}  // namespace
+
+TEST(Sparse, SellForm) {
+  // 803 = 16 * 50 + 3 rows: at 1 to 4 ranks no rank's row count is a multiple of a chunk height.
+  // The cases and the chunk height they get at one rank (other rank counts shift the rows
+  // against the chunks: the storage is checked against the reference there):
+  //   regular  16   (padding 13%: irregular rows, empty rows, a partial last chunk)
+  //   blocks8   8   (16 would pad 55%)
+  //   blocks4   4
+  //   mixed     CSR at one rank; SELL on the ranks before row m/2, CSR from it on
+  //   wide      CSR on every rank: the fallback
+  // On devices (CsrMatrix::host_kernels false) every rank stores CSR; the products are checked
+  // the same way.
+  const index_t m = 803;
+  struct Case {
+    const char* name;
+    index_t wide_from, block;
+    int chunk;  // at one rank (1: CSR)
+  };
+  const Case cases[] = {
+      {"regular", m, 0, 16}, {"blocks8", m, 8, 8}, {"blocks4", m, 4, 4}, {"mixed", m / 2, 0, 1}, {"wide", 0, 0, 1}};
+  for (const Case& c : cases) {
+    const std::string what = std::string("banded ") + c.name;
+    const Csr ref = banded(m, c.wide_from, c.block);
+    const auto A = from_rows(ref, line(m));
+    const auto want = expected_storage(ref, A);
+    const auto& got = A.diagonal_storage();
+    const bool same = got.sliced == want.sliced && got.chunk == want.chunk && got.rows == want.rows &&
+                      got.entries == want.entries && got.slots == want.slots && got.chunks == want.chunks;
+    spmd::testing::expect_all(same, (what + ": diagonal_storage()").c_str());
+    const bool host = CsrMatrix<double>::host_kernels;
+    EXPECT_EQ(got.chunk, !host ? 1 : world().size() == 1 ? c.chunk : want.chunk) << what;
+    // Both forms are exercised at every rank count (on host spaces): the ranks that store SELL.
+    const int sliced = world().allreduce(got.sliced ? 1 : 0, spmd::Op::sum);
+    const int p = world().size();
+    const int want_sliced = c.wide_from == 0 ? 0 : c.wide_from == m / 2 ? p / 2 : c.block == 0 ? p : sliced;
+    EXPECT_EQ(sliced, host ? want_sliced : 0) << what;
+    check_matrix(A, ref, 1.0, 0.0, 0, 0, what + " apply");
+    check_matrix(A, ref, -2.0, 0.5, 1, 2, what + " alpha -2, beta 0.5");
+    check_matrix(A, ref, 0.75, 0.0, 0, 0, what + " alpha 0.75, beta 0");
+    check_matrix(A, ref, 1.0, 1.0, 0, 0, what + " alpha 1, beta 1");
+    // beta == 0: y's old values are not read (NaN stays out).
+    auto x = A.make_vector("test::x"), y = A.make_vector("test::y");
+    fill_pattern(x, 0.5);
+    spmd::fill(y, std::numeric_limits<double>::quiet_NaN());
+    A.spmv(1.5, x, 0.0, y);
+    expect_close(spmd::allgather(y), ref.spmv(1.5, spmd::allgather(x), 0.0, std::vector<double>(m, 0.0)),
+                 what + ": beta 0 with NaN in y");
+    // alpha == 0: neither A nor x is read, as by KokkosSparse::spmv (NaN in x stays out).
+    spmd::fill(x, std::numeric_limits<double>::quiet_NaN());
+    fill_pattern(y, 1.25);
+    const auto y0 = spmd::allgather(y);
+    A.spmv(0.0, x, 0.5, y);
+    expect_close(spmd::allgather(y), ref.spmv(0.0, std::vector<double>(m, 0.0), 0.5, y0),
+                 what + ": alpha 0 with NaN in x");
+    check_diagonal_block(A, ref, what);
+  }
 }
 
 // ---- Matrix Market -------------------------------------------------------------------------------

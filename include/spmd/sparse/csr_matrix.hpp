@@ -6,14 +6,19 @@
 /// Rows are distributed by a 1-D Distribution (the range: where y = A x lives); columns by a
 /// second one (the domain: where x lives) that is the row distribution itself for square
 /// matrices and a balanced block of the column count otherwise. Each rank stores its rows as two
-/// local Kokkos Kernels CrsMatrix blocks:
+/// local blocks:
 ///
 ///   diagonal block      the entries whose column this rank owns in the column distribution,
-///                       with local column indices (global column - first owned column);
-///   off-diagonal block  the other entries, with columns compressed to ghost indices: the
-///                       distinct off-rank columns sorted by owner rank, then by global column,
-///                       so the ghosts owned by one peer are contiguous. It holds only the rows
-///                       that have such entries (offdiagonal_rows() maps them to local rows).
+///                       with local column indices (global column - first owned column). On
+///                       host execution spaces in sliced ELLPACK form (impl::SellBlock, SELL-C-1:
+///                       chunks of C consecutive rows stored column-major, so one core works on
+///                       C rows at once) unless that would pad it by more than
+///                       impl::sell_max_padding; else, and on devices, a Kokkos Kernels CrsMatrix;
+///   off-diagonal block  a Kokkos Kernels CrsMatrix of the other entries, with columns
+///                       compressed to ghost indices: the distinct off-rank columns sorted by
+///                       owner rank, then by global column, so the ghosts owned by one peer are
+///                       contiguous. It holds only the rows that have such entries
+///                       (offdiagonal_rows() maps them to local rows).
 ///
 /// The ghost import plan (GhostImport), built once in the constructor, knows which owned x
 /// entries each peer needs (exchanged with one MPI_Alltoall of counts and one MPI_Alltoallv of
@@ -24,7 +29,8 @@
 ///
 /// spmv overlaps communication with computation:
 ///   1. import begin: post the receives, pack the x entries peers need (one kernel), send;
-///   2. y = alpha A_diag x + beta y     (KokkosSparse::spmv on the diagonal block);
+///   2. y = alpha A_diag x + beta y     (impl::SellProduct or KokkosSparse::spmv on the diagonal
+///                                       block);
 ///   3. import end: wait for the ghosts;
 ///   4. y += alpha A_off ghosts         (KokkosSparse::spmv of the off-diagonal block into a
 ///                                       compact buffer, then one kernel adds it into those rows
@@ -44,6 +50,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -54,6 +61,7 @@
 #include "spmd/blas.hpp"
 #include "spmd/distribution.hpp"
 #include "spmd/impl/messages.hpp"
+#include "spmd/impl/ndrange.hpp"
 
 namespace spmd::sparse {
 
@@ -212,7 +220,89 @@ inline std::size_t lower_bound(const index_t* v, std::size_t n, index_t x) {
   }
   return lo;
 }
+
+// ---- the sliced ELLPACK form of the diagonal block (host execution spaces) ----------------------
+
+/// The chunk heights C (rows per chunk) the SELL form may use, largest first, each a multiple
+/// of 4: the constructor takes the largest whose padding stays within sell_max_padding.
+inline constexpr int sell_heights[] = {16, 8, 4};
+/// The SELL form is used while its padding stays within this fraction of the block's entries.
+inline constexpr double sell_max_padding = 0.25;
+
+/// The diagonal block in sliced ELLPACK form with sigma = 1 (SELL-C-1: the rows keep their
+/// order, so y needs no permutation). The rows are cut into chunks of C consecutive rows. Chunk
+/// c stores, for each of its C rows, as many slots as its longest row has entries (its width),
+/// column-major: slot k of row c C + l is at chunk_ptr(c) + k C + l, so the k-th entries of the
+/// C rows lie side by side. Slots past a row's end, and the rows past the last row in the last
+/// chunk, are padding: value 0 and a valid column (the row's last column, or 0).
+template <class T, class M>
+struct SellBlock {
+  using ints = typename LocalMatrix<T, M>::index_type::non_const_type;
+  using offsets = typename LocalMatrix<T, M>::row_map_type::non_const_type;
+  using values = typename LocalMatrix<T, M>::values_type::non_const_type;
+  offsets chunk_ptr;  // first slot of each chunk (chunks + 1 entries)
+  ints col;           // local column of each slot
+  values val;         // value of each slot (0 in padding)
+  offsets row_ptr;    // the CSR row offsets: not read by the product, only to give the CSR form back
+};
+
+/// y = alpha A x + beta y over the chunks of a SellBlock, one chunk per work item, with the
+/// semantics of KokkosSparse::spmv: beta == 0: y is not read; alpha == 0: neither A nor x is
+/// read. The C rows of a chunk accumulate in C independent local sums, so their multiply-add
+/// chains overlap and the compiler can vectorise across them (no intrinsics).
+template <class T, class M, int C>
+struct SellProduct {
+  Kokkos::View<const int*, M> chunk_ptr, col;
+  Kokkos::View<const T*, M> val;
+  VecView<const T, M> x;
+  VecView<T, M> y;
+  T alpha, beta;
+  int rows;
+  KOKKOS_INLINE_FUNCTION void operator()(const int c) const {
+    const int first = chunk_ptr(c);
+    const int width = alpha == T(0) ? 0 : (chunk_ptr(c + 1) - first) / C;
+    T acc[C];
+    for (int l = 0; l < C; ++l) acc[l] = T(0);
+    for (int k = 0; k < width; ++k) {
+      const int s = first + k * C;
+      for (int l = 0; l < C; ++l) acc[l] += val(s + l) * x(col(s + l));
+    }
+    const int r = c * C;
+    const int lanes = rows - r < C ? rows - r : C;
+    if (beta == T(0))
+      for (int l = 0; l < lanes; ++l) y(r + l) = alpha * acc[l];
+    else
+      for (int l = 0; l < lanes; ++l) y(r + l) = alpha * acc[l] + beta * y(r + l);
+  }
+};
+
+/// The CSR columns and values of row i of a SellBlock with chunks of C rows (the inverse of
+/// the constructor's placement; the row offsets are the SellBlock's row_ptr).
+template <class T, class M>
+struct SellToCsr {
+  SellBlock<T, M> s;
+  typename SellBlock<T, M>::ints col;
+  typename SellBlock<T, M>::values val;
+  int C;
+  KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
+    const int slot = s.chunk_ptr(i / C) + i % C;
+    for (int k = 0; k < s.row_ptr(i + 1) - s.row_ptr(i); ++k) {
+      col(s.row_ptr(i) + k) = s.col(slot + k * C);
+      val(s.row_ptr(i) + k) = s.val(slot + k * C);
+    }
+  }
+};
 }  // namespace impl
+
+/// How a rank stores the diagonal block of a CsrMatrix (CsrMatrix::diagonal_storage()).
+struct BlockStorage {
+  bool sliced = false;  ///< SELL-C-1 (see impl::SellBlock); false: CSR (KokkosSparse::spmv)
+  int chunk = 1;        ///< rows per chunk C (1 for CSR)
+  index_t rows = 0;     ///< local rows
+  index_t entries = 0;  ///< stored nonzeros
+  index_t slots = 0;    ///< stored entries including the padding (entries for CSR)
+  index_t chunks = 0;   ///< chunks (0 for CSR)
+};
 
 /// A row-distributed sparse matrix (see the file comment).
 template <class T = double, class M = DefaultMemorySpace>
@@ -223,6 +313,11 @@ class CsrMatrix {
   using execution_space = typename M::execution_space;
   using vector_type = Array<T, 1, M>;
   using local_matrix_type = impl::LocalMatrix<T, M>;
+  /// True where the execution space is a host space: there the diagonal block is stored in SELL
+  /// form unless that would pad it by more than impl::sell_max_padding (see
+  /// diagonal_storage()); on devices it is always CSR.
+  static constexpr bool host_kernels =
+      spmd::impl::host_accessible<M>() && spmd::impl::host_accessible<typename execution_space::memory_space>();
 
   /// A null matrix. Local.
   CsrMatrix() = default;
@@ -254,11 +349,20 @@ class CsrMatrix {
   index_t cols() const { return ncols_; }
   index_t nnz() const { return nnz_; }
   /// Entries of this rank's rows. Local.
-  index_t local_nnz() const { return static_cast<index_t>(diag_.nnz()) + static_cast<index_t>(off_.nnz()); }
+  index_t local_nnz() const { return static_cast<index_t>(storage_.entries) + static_cast<index_t>(off_.nnz()); }
   const std::string& label() const { return label_; }
   bool is_null() const { return rows_.is_null(); }
-  /// The local blocks (Kokkos Kernels matrices). Local.
-  const local_matrix_type& diagonal_block() const { return diag_; }
+  /// The diagonal block as a Kokkos Kernels CSR matrix. Where it is stored in SELL form (see
+  /// diagonal_storage()) this builds a CSR copy of it: it allocates its entries and values
+  /// and takes a pass over the block, so call it outside hot loops. Local.
+  local_matrix_type diagonal_block() const {
+    if constexpr (host_kernels)
+      if (storage_.sliced) return sliced_to_csr();
+    return diag_;
+  }
+  /// How this rank stores the diagonal block: SELL-C-1 on host execution spaces (unless its
+  /// padding would exceed impl::sell_max_padding of the entries), else CSR. Local.
+  const BlockStorage& diagonal_storage() const { return storage_; }
   /// The off-diagonal block holds only the rows with off-rank entries: its row r is local row
   /// offdiagonal_rows()(r). Local.
   const local_matrix_type& offdiagonal_block() const { return off_; }
@@ -316,8 +420,36 @@ class CsrMatrix {
 
  private:
   void local_diagonal(const T& alpha, const vector_type& x, const T& beta, const vector_type& y) const {
-    if (diag_.numRows() == 0) return;
+    if (storage_.rows == 0) return;
+    if constexpr (host_kernels) {
+      static_assert(std::size(impl::sell_heights) == 3, "spmd::sparse::CsrMatrix: dispatch each SELL chunk height");
+      if (storage_.chunk == impl::sell_heights[0]) return sell_product<impl::sell_heights[0]>(alpha, x, beta, y);
+      if (storage_.chunk == impl::sell_heights[1]) return sell_product<impl::sell_heights[1]>(alpha, x, beta, y);
+      if (storage_.chunk == impl::sell_heights[2]) return sell_product<impl::sell_heights[2]>(alpha, x, beta, y);
+    }
     KokkosSparse::spmv("N", alpha, diag_, blas::impl::vec(x), beta, blas::impl::vec(y));
+  }
+  /// y = alpha A_diag x + beta y by the SELL kernel with chunks of C rows. Local.
+  template <int C>
+  void sell_product(const T& alpha, const vector_type& x, const T& beta, const vector_type& y) const {
+    Kokkos::parallel_for("spmd::sparse::CsrMatrix::spmv_sell",
+                         Kokkos::RangePolicy<execution_space>(execution_space(), 0, static_cast<int>(storage_.chunks)),
+                         impl::SellProduct<T, M, C>{sell_.chunk_ptr, sell_.col, sell_.val, blas::impl::vec(x),
+                                                    blas::impl::vec(y), alpha, beta, static_cast<int>(storage_.rows)});
+  }
+  /// The CSR form of the SELL-stored diagonal block (a new copy; host execution spaces only). Local.
+  local_matrix_type sliced_to_csr() const {
+    const std::size_t nz = static_cast<std::size_t>(storage_.entries);
+    typename impl::SellBlock<T, M>::ints col(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::sparse::CsrMatrix::diag_columns"), nz);
+    typename impl::SellBlock<T, M>::values val(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::sparse::CsrMatrix::diag_values"), nz);
+    Kokkos::parallel_for("spmd::sparse::CsrMatrix::sell_to_csr",
+                         Kokkos::RangePolicy<execution_space>(execution_space(), 0, static_cast<int>(storage_.rows)),
+                         impl::SellToCsr<T, M>{sell_, col, val, storage_.chunk});
+    spmd::impl::fence(execution_space(), "spmd::sparse::CsrMatrix::diagonal_block");
+    return local_matrix_type("spmd::sparse::CsrMatrix::diagonal_block", static_cast<int>(storage_.rows),
+                             static_cast<int>(cols_.owned().extent(0)), static_cast<int>(nz), val, sell_.row_ptr, col);
   }
   void local_offdiagonal(const T& alpha, const vector_type& y) const {
     const int nr = off_.numRows();
@@ -341,7 +473,9 @@ class CsrMatrix {
   Distribution<1> rows_, cols_;
   index_t nrows_ = 0, ncols_ = 0, nnz_ = 0;
   std::string label_;
-  local_matrix_type diag_, off_;
+  local_matrix_type diag_, off_;  // diag_ is empty where the diagonal block is stored in SELL form
+  impl::SellBlock<T, M> sell_;    // the diagonal block in SELL form (else empty)
+  BlockStorage storage_;
   Kokkos::View<int*, M> off_rows_;  // the local row of each of off_'s rows
   Kokkos::View<T*, M> off_y_;       // off_'s products, before they are added into y
   Kokkos::View<T*, M> diagonal_;
@@ -427,6 +561,58 @@ CsrMatrix<T, M>::CsrMatrix(const Distribution<1>& rows, index_t ncols, const imp
     orow(i + 1) += orow(i);
   }
   const int dnnz = drow(ni), onnz = orow(ni);
+  // The diagonal block's storage: on host execution spaces SELL-C-1 (impl::SellBlock) with the
+  // largest chunk height C of impl::sell_heights whose padding stays within
+  // impl::sell_max_padding of the entries (and whose slots fit an int); else, and on devices,
+  // CSR for KokkosSparse::spmv. chunk_ptr: first slot of each chunk.
+  using dev_map = typename local_matrix_type::row_map_type::non_const_type;
+  dev_map d_chunk;
+  auto chunk_ptr = Kokkos::create_mirror_view(d_chunk);
+  index_t slots = dnnz;
+  int C = 1, nch = 0;
+  if constexpr (host_kernels) {
+    static_assert(impl::sell_heights[0] % 4 == 0 && impl::sell_heights[1] % 4 == 0 && impl::sell_heights[2] % 4 == 0,
+                  "spmd::sparse::CsrMatrix: SELL chunk heights are multiples of 4");
+    // The longest row of each group of 4 rows: a chunk of C rows spans C / 4 groups.
+    const int ngroups = (ni + 3) / 4;
+    HostInts longest("spmd::sparse::CsrMatrix::sell_group_widths", static_cast<std::size_t>(ngroups));
+    Kokkos::parallel_for("spmd::sparse::CsrMatrix::sell_widths",
+                         Kokkos::RangePolicy<host_exec>(host_exec(), 0, ngroups), [&](const int g) {
+                           for (int i = 4 * g; i - 4 * g < std::min(ni - 4 * g, 4); ++i)
+                             longest(g) = std::max(longest(g), drow(i + 1) - drow(i));
+                         });
+    const auto width = [&](const int c, const int height) {  // of chunk c of that height
+      int w = 0;
+      for (int g = c * (height / 4); g < std::min(ngroups, (c + 1) * (height / 4)); ++g) w = std::max(w, longest(g));
+      return w;
+    };
+    for (const int height : impl::sell_heights) {
+      const int chunks = (ni + height - 1) / height;
+      index_t total = 0;
+      for (int c = 0; c < chunks; ++c) total += index_t(height) * width(c, height);
+      if (total <= INT_MAX && static_cast<double>(total - dnnz) <= impl::sell_max_padding * dnnz) {
+        C = height;
+        nch = chunks;
+        slots = total;
+        break;
+      }
+    }
+    if (C > 1) {
+      d_chunk = dev_map("spmd::sparse::CsrMatrix::sell_chunk_ptr", static_cast<std::size_t>(nch + 1));
+      chunk_ptr = Kokkos::create_mirror_view(d_chunk);
+      for (int c = 0; c < nch; ++c) chunk_ptr(c + 1) = chunk_ptr(c) + C * width(c, C);
+    }
+  }
+  storage_.sliced = C > 1;
+  storage_.chunk = C;
+  storage_.rows = n;
+  storage_.entries = dnnz;
+  storage_.slots = slots;
+  storage_.chunks = nch;
+  // Where the e-th diagonal-block entry of local row i goes in the block's columns and values.
+  const auto dpos = [&](const int i, const int e) {
+    return storage_.sliced ? chunk_ptr(i / C) + e * C + i % C : drow(i) + e;
+  };
   // Ghosts: the distinct off-rank columns, sorted (owner order, then column order).
   std::vector<index_t> ghosts(static_cast<std::size_t>(onnz));
   Kokkos::parallel_for("spmd::sparse::CsrMatrix::off_columns", policy, [&](const int i) {
@@ -438,7 +624,6 @@ CsrMatrix<T, M>::CsrMatrix(const Distribution<1>& rows, index_t ncols, const imp
   ghosts.erase(std::unique(ghosts.begin(), ghosts.end()), ghosts.end());
 
   using dev_ints = typename local_matrix_type::index_type::non_const_type;
-  using dev_map = typename local_matrix_type::row_map_type::non_const_type;
   using dev_vals = typename local_matrix_type::values_type::non_const_type;
   auto alloc = [](auto tag, const std::string& l, std::size_t len) {
     return decltype(tag)(Kokkos::view_alloc(Kokkos::WithoutInitializing, l), len);
@@ -455,9 +640,9 @@ CsrMatrix<T, M>::CsrMatrix(const Distribution<1>& rows, index_t ncols, const imp
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::sparse::CsrMatrix::off_rows"), off_rows.size());
   off_y_ = Kokkos::View<T*, M>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::sparse::CsrMatrix::off_products"),
                                off_rows.size());
-  dev_ints d_col = alloc(dev_ints(), "spmd::sparse::CsrMatrix::diag_columns", static_cast<std::size_t>(dnnz));
+  dev_ints d_col = alloc(dev_ints(), "spmd::sparse::CsrMatrix::diag_columns", static_cast<std::size_t>(slots));
   dev_ints o_col = alloc(dev_ints(), "spmd::sparse::CsrMatrix::off_columns", static_cast<std::size_t>(onnz));
-  dev_vals d_val = alloc(dev_vals(), "spmd::sparse::CsrMatrix::diag_values", static_cast<std::size_t>(dnnz));
+  dev_vals d_val = alloc(dev_vals(), "spmd::sparse::CsrMatrix::diag_values", static_cast<std::size_t>(slots));
   dev_vals o_val = alloc(dev_vals(), "spmd::sparse::CsrMatrix::off_values", static_cast<std::size_t>(onnz));
   diagonal_ = Kokkos::View<T*, M>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::sparse::CsrMatrix::diagonal"),
                                   static_cast<std::size_t>(n));
@@ -469,21 +654,33 @@ CsrMatrix<T, M>::CsrMatrix(const Distribution<1>& rows, index_t ncols, const imp
   const index_t* g = ghosts.data();
   const std::size_t ng = ghosts.size();
   Kokkos::parallel_for("spmd::sparse::CsrMatrix::split", policy, [&](const int i) {
-    int d = drow(i), o = orow(i);
+    int e = 0, o = orow(i), last = 0;
     T dg = T(0);
     for (index_t k = in.row_ptr(i); k < in.row_ptr(i + 1); ++k) {
       const index_t c = in.col(k);
       if (c == lo + i) dg += in.val(k);
       if (c >= clo && c < chi) {
-        hd_col(d) = static_cast<int>(c - clo);
-        hd_val(d++) = in.val(k);
+        last = static_cast<int>(c - clo);
+        hd_col(dpos(i, e)) = last;
+        hd_val(dpos(i, e++)) = in.val(k);
       } else {
         ho_col(o) = static_cast<int>(impl::lower_bound(g, ng, c));
         ho_val(o++) = in.val(k);
       }
     }
     h_diag(i) = dg;
+    if (storage_.sliced)  // padding to the chunk's width: value 0 at the row's last column
+      for (const int w = (chunk_ptr(i / C + 1) - chunk_ptr(i / C)) / C; e < w; ++e) {
+        hd_col(dpos(i, e)) = last;
+        hd_val(dpos(i, e)) = T(0);
+      }
   });
+  if (storage_.sliced)  // the lanes past the last row, in the last chunk
+    for (int l = ni % C; l > 0 && l < C; ++l)
+      for (int e = 0; e < (chunk_ptr(nch) - chunk_ptr(nch - 1)) / C; ++e) {
+        hd_col(chunk_ptr(nch - 1) + e * C + l) = 0;
+        hd_val(chunk_ptr(nch - 1) + e * C + l) = T(0);
+      }
   Kokkos::deep_copy(d_map, drow);
   {
     auto h_map = Kokkos::create_mirror_view(o_map);
@@ -501,8 +698,11 @@ CsrMatrix<T, M>::CsrMatrix(const Distribution<1>& rows, index_t ncols, const imp
   Kokkos::deep_copy(d_val, hd_val);
   Kokkos::deep_copy(o_val, ho_val);
   Kokkos::deep_copy(diagonal_, h_diag);
-  diag_ = local_matrix_type("spmd::sparse::CsrMatrix::diagonal_block", ni, static_cast<int>(cols_.owned().extent(0)),
-                            dnnz, d_val, d_map, d_col);
+  if (storage_.sliced)
+    sell_ = impl::SellBlock<T, M>{d_chunk, d_col, d_val, d_map};
+  else
+    diag_ = local_matrix_type("spmd::sparse::CsrMatrix::diagonal_block", ni, static_cast<int>(cols_.owned().extent(0)),
+                              dnnz, d_val, d_map, d_col);
   off_ = local_matrix_type("spmd::sparse::CsrMatrix::offdiagonal_block", nr, static_cast<int>(ng), onnz, o_val, o_map,
                            o_col);
   import_ = std::make_shared<impl::GhostImport<T, M>>(cols_, ghosts, fn);
