@@ -192,11 +192,7 @@ int run(const Op& A, const Problem& pb, const Config& cfg, const spmd::apps::Che
   const double true_rel = bnorm > 0 ? spmd::norm2(tmp) / bnorm : spmd::norm2(tmp);
   spmd::transform(tmp, Minus{}, x, ustar);
   const double err_inf = spmd::norm_inf(tmp), err_rel = spmd::norm2(tmp) / spmd::norm2(ustar);
-#if SPMD_HAVE_HDF5
-  const std::int64_t state_crc32 = spmd::io::checksum(x);
-#else
-  const std::int64_t state_crc32 = -1;
-#endif
+  const std::int64_t state_crc32 = spmd::apps::state_crc32(x);
   const double x_sum = spmd::sum(x);
   const int run_iters = res.iterations - first;
   const double per_iter = run_iters > 0 ? elapsed / run_iters : 0.0;

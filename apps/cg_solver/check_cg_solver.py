@@ -34,15 +34,9 @@ def close(a, b, tol):
 
 
 def check_restart(label, common):
-    prefix = os.path.join(work, label)
-    ref = run(2, label + "-uninterrupted", common)
+    r = apptest.restart_runs(run, os.path.join(work, label), common, every=20, keep=10, latest_ranks=2, label=label)
+    ref, ckp, same, other, latest = r.ref, r.ckp, r.same, r.other, r.latest
     assert ref["converged"] and ref["iterations"] > 30, ref
-    ckp = run(2, label + "-checkpointing",
-              common + ["--checkpoint-every", "20", "--checkpoint", prefix, "--checkpoint-keep", "10"])
-    first = prefix + ".0000000020.h5"
-    same = run(2, label + "-restart-np2", ["--restart", first] + common)
-    other = run(3, label + "-restart-np3", ["--restart", first] + common)
-    latest = run(2, label + "-restart-latest", ["--restart", "latest", "--checkpoint", prefix] + common)
     assert same["first_iteration"] == 20 and other["first_iteration"] == 20, (same, other)
     assert latest["first_iteration"] == 20 * ((ref["iterations"] - 1) // 20), latest
     # Bitwise: the whole x (crc32) and its sum; and the same iteration count.

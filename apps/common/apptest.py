@@ -1,10 +1,11 @@
 """Running an app under MPI from the apps' ctest scripts (heat/check_restart.py, cfd/check_cfd.py,
-stencil/check_stencil.py, stencil/check_restart.py)."""
+stencil/check_stencil.py, stencil/check_restart.py, cg_solver/check_cg_solver.py)."""
 import json
 import os
 import shutil
 import subprocess
 import sys
+from types import SimpleNamespace
 
 
 def check_args():
@@ -38,3 +39,20 @@ def check_same_state(ref, runs, field, rel=1e-12):
             sys.exit(f"FAIL: {name}: final grid crc32 {r['state_crc32']} != uninterrupted {ref['state_crc32']}")
         if abs(r[field] - ref[field]) > rel * abs(ref[field]):
             sys.exit(f"FAIL: {name}: {field} {r[field]!r} vs {ref[field]!r}")
+
+
+def restart_runs(run, prefix, common, every, keep, latest_ranks, label=""):
+    """The runs every restart check makes, through the script's `run(ranks, name, args)`, all with
+    the options `common`: an uninterrupted run at 2 ranks (`ref`); a run at 2 ranks that saves a
+    checkpoint every `every` steps as `prefix`.<step>.h5 and keeps `keep` of them (`ckp`); restarts
+    from its checkpoint of step 20 (`first`) at 2 ranks (`same`) and at 3 ranks (`other`); and
+    `--restart latest` at `latest_ranks` ranks (`latest`). The run names start with `label`-."""
+    name = (label + "-") if label else ""
+    r = SimpleNamespace(first=prefix + ".0000000020.h5")
+    r.ref = run(2, name + "uninterrupted", common)
+    r.ckp = run(2, name + "checkpointing",
+                common + ["--checkpoint-every", str(every), "--checkpoint", prefix, "--checkpoint-keep", str(keep)])
+    r.same = run(2, name + "restart-np2", common + ["--restart", r.first])
+    r.other = run(3, name + "restart-np3", common + ["--restart", r.first])
+    r.latest = run(latest_ranks, name + "restart-latest", common + ["--restart", "latest", "--checkpoint", prefix])
+    return r

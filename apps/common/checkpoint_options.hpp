@@ -88,4 +88,16 @@ struct CheckpointOptions {
 #endif
 };
 
+/// The CRC-32 of the whole of `a` (spmd::io::checksum: the same for every distribution, so equal
+/// at every rank count), or -1 in builds without HDF5. The apps report it as `state_crc32` so
+/// that tests can compare final states bit for bit. Collective.
+template <class T, int N, class M>
+std::int64_t state_crc32([[maybe_unused]] const Array<T, N, M>& a) {
+#if SPMD_HAVE_HDF5
+  return io::checksum(a);
+#else
+  return -1;
+#endif
+}
+
 }  // namespace spmd::apps

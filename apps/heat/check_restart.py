@@ -23,13 +23,8 @@ def run(np, name, extra):
     return apptest.run(mpiexec, heat, np, common + extra, os.path.join(work, name + ".json"))
 
 
-prefix = os.path.join(work, "ck")
-ref = run(2, "uninterrupted", [])
-ckp = run(2, "checkpointing", ["--checkpoint-every", "20", "--checkpoint", prefix, "--checkpoint-keep", "5"])
-first = prefix + ".0000000020.h5"
-same = run(2, "restart-np2", ["--restart", first])
-other = run(3, "restart-np3", ["--restart", first])
-latest = run(3, "restart-latest", ["--restart", "latest", "--checkpoint", prefix])
+r = apptest.restart_runs(run, os.path.join(work, "ck"), [], every=20, keep=5, latest_ranks=3)
+ref, ckp, same, other, latest = r.ref, r.ckp, r.same, r.other, r.latest
 assert same["first_step"] == 21 and other["first_step"] == 21, (same, other)
 assert latest["first_step"] == 61, latest  # the newest checkpoint is the final step: nothing left to do
 apptest.check_same_state(ref, (("checkpointing", ckp), ("restart-np2", same), ("restart-np3", other),

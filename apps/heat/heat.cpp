@@ -134,11 +134,7 @@ int main(int argc, char** argv) {
   const double err = max_error(u, diff, h, alpha, steps * dt);
   const double total = spmd::sum(u);
   const double points = static_cast<double>(n - 2) * static_cast<double>(n - 2) * (steps - first_step + 1);
-#if SPMD_HAVE_HDF5
-  const std::int64_t state_crc32 = spmd::io::checksum(u);  // of the whole grid, any distribution
-#else
-  const std::int64_t state_crc32 = -1;
-#endif
+  const std::int64_t state_crc32 = spmd::apps::state_crc32(u);
   if (comm.rank() == 0) {
     std::printf("heat: final t %.5e  max error vs exact %.3e  sum %.17g  %.3f s  %.3e point-updates/s\n", steps * dt,
                 err, total, elapsed, elapsed > 0 ? points / elapsed : 0.0);

@@ -23,14 +23,9 @@ def run(np_, name, extra):
     return apptest.run(mpiexec, exe, np_, common + extra, os.path.join(work, name + ".json"))
 
 
-prefix = os.path.join(work, "ck")
-ref = run(2, "uninterrupted", [])
-ckp = run(2, "checkpointing", ["--checkpoint-every", "10", "--checkpoint", prefix, "--checkpoint-keep", "5"])
-first = prefix + ".0000000020.h5"
-same = run(2, "restart-np2", ["--restart", first])
-other = run(3, "restart-np3", ["--restart", first])
-fast = run(3, "restart-np3-fast", ["--restart", first, "--fast"])
-latest = run(3, "restart-latest", ["--restart", "latest", "--checkpoint", prefix])
+r = apptest.restart_runs(run, os.path.join(work, "ck"), [], every=10, keep=5, latest_ranks=3)
+ref, ckp, same, other, latest = r.ref, r.ckp, r.same, r.other, r.latest
+fast = run(3, "restart-np3-fast", ["--restart", r.first, "--fast"])
 for r in (same, other, fast):
     if r["first_iteration"] != 21:
         sys.exit(f"FAIL: restart began at iteration {r['first_iteration']}, not 21")

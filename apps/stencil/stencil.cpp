@@ -131,11 +131,7 @@ int main(int argc, char** argv) {
   const double energy = spmd::sum(grid(slice(1, -1), slice(1, -1))) / (static_cast<double>(n) * static_cast<double>(n));
   const double done = iters >= first ? static_cast<double>(iters - first + 1) : 0.0;
   const double rate = elapsed > 0 ? static_cast<double>(n) * static_cast<double>(n) * done / elapsed : 0.0;
-#if SPMD_HAVE_HDF5
-  const std::int64_t state_crc32 = spmd::io::checksum(grid);  // of the whole grid, any distribution
-#else
-  const std::int64_t state_crc32 = -1;
-#endif
+  const std::int64_t state_crc32 = spmd::apps::state_crc32(grid);
   if (comm.rank() == 0) {
     std::printf("stencil: %.3f s, %.4e points/s, check (sum of the grid) %.17g, average energy %.8g\n", elapsed, rate,
                 check, energy);
