@@ -22,8 +22,8 @@ namespace {
 void BM_axpby(benchmark::State& state) {
   const spmd::index_t n = state.range(0);
   const spmd::Distribution<1> dist(spmd::perf::world(), spmd::Index<1>{n});
-  auto x = spmd::full<double>(dist, 1.0, "spmd::perf::blas::x");
-  auto y = spmd::full<double>(dist, 0.0, "spmd::perf::blas::y");
+  auto x = spmd::full<double>(dist, 1.0, spmd::label("spmd::perf::blas::x"));
+  auto y = spmd::full<double>(dist, 0.0, spmd::label("spmd::perf::blas::y"));
   spmd::perf::ManualTimer timer(state);
   for (auto _ : state) timer([&] { spmd::blas::axpby(2.0, x, 0.5, y); });
   // y converges to 4 (y = 2 + y / 2); after k steps y = 4 (1 - 2^-k).
@@ -36,8 +36,8 @@ void BM_axpby(benchmark::State& state) {
 void BM_dot(benchmark::State& state) {
   const spmd::index_t n = state.range(0);
   const spmd::Distribution<1> dist(spmd::perf::world(), spmd::Index<1>{n});
-  auto x = spmd::full<double>(dist, 1.0, "spmd::perf::blas::x");
-  auto y = spmd::full<double>(dist, 2.0, "spmd::perf::blas::y");
+  auto x = spmd::full<double>(dist, 1.0, spmd::label("spmd::perf::blas::x"));
+  auto y = spmd::full<double>(dist, 2.0, spmd::label("spmd::perf::blas::y"));
   double r = 0;
   spmd::perf::ManualTimer timer(state);
   for (auto _ : state) {
@@ -53,9 +53,9 @@ void BM_dot(benchmark::State& state) {
 void BM_gemm(benchmark::State& state) {
   const spmd::index_t n = state.range(0);
   const spmd::Distribution<2> dist(spmd::perf::world(), spmd::Index<2>{n, n});
-  auto A = spmd::full<double>(dist, 1.0, "spmd::perf::blas::A");
-  auto B = spmd::full<double>(dist, 0.5, "spmd::perf::blas::B");
-  auto C = spmd::zeros<double>(dist, "spmd::perf::blas::C");
+  auto A = spmd::full<double>(dist, 1.0, spmd::label("spmd::perf::blas::A"));
+  auto B = spmd::full<double>(dist, 0.5, spmd::label("spmd::perf::blas::B"));
+  auto C = spmd::zeros<double>(dist, spmd::label("spmd::perf::blas::C"));
   const spmd::blas::GemmPlan<double> plan(A, B, C);
   spmd::perf::ManualTimer timer(state);
   for (auto _ : state) timer([&] { plan.apply(1.0, A, B, 0.0, C); });

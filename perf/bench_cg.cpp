@@ -24,6 +24,7 @@
 
 #include "bench_main.hpp"
 #include "poisson_matrix.hpp"
+#include "spmd/reduce.hpp"
 #include "spmd/solvers.hpp"
 
 namespace {

@@ -36,7 +36,7 @@ void run_halo(benchmark::State& state, spmd::Pattern pattern) {
   for (int d = 0; d < N; ++d) shape[d] = n;
   const auto dist = periodic ? spmd::Distribution<N>(comm, shape, spmd::halo(1), spmd::periodic())
                              : spmd::Distribution<N>(comm, shape, spmd::halo(1));
-  const auto a = spmd::full<double>(dist, 1.0, "spmd::perf::halo::a");
+  const auto a = spmd::full<double>(dist, 1.0, spmd::label("spmd::perf::halo::a"));
   // A plan of our own, only to count what goes through MPI (the Array keeps its plan private).
   const spmd::HaloExchange<double, N> probe(dist, pattern);
   const double mpi_bytes = static_cast<double>(comm.allreduce(probe.send_points(), spmd::Op::max)) * sizeof(double);

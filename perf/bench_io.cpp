@@ -43,7 +43,7 @@ double bytes_of(const spmd::Distribution<2>& d) {
 }
 
 spmd::Array<double, 2> make_state(const spmd::Distribution<2>& d) {
-  auto u = spmd::empty<double>(d, "spmd::perf::io::u");
+  auto u = spmd::empty<double>(d, spmd::label("spmd::perf::io::u"));
   u.fill(0.0);
   auto acc = u.owned_access();
   const spmd::index_t cols = kCols, row0 = d.owned().lo[0];
@@ -121,7 +121,7 @@ void BM_checkpoint_read(benchmark::State& state) {
   auto u = make_state(d);
   const std::string path = bench_dir() + "/bench_io_checkpoint.h5";
   spmd::io::save(path, {{"u", u}});
-  auto v = spmd::zeros<double>(d, "spmd::perf::io::v");  // touched, as the POSIX read's buffer
+  auto v = spmd::zeros<double>(d, spmd::label("spmd::perf::io::v"));  // touched, as the POSIX read's buffer
   spmd::io::LoadOptions options;
   options.verify_checksum = state.range(1) != 0;
   spmd::perf::ManualTimer timer(state);

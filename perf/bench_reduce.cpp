@@ -42,22 +42,22 @@ spmd::Distribution<1> make_dist(benchmark::State& state) {
 
 void BM_dot(benchmark::State& state) {
   const auto dist = make_dist(state);
-  const auto a = spmd::full<double>(dist, kA, "spmd::perf::reduce::a");
-  const auto b = spmd::full<double>(dist, kB, "spmd::perf::reduce::b");
+  const auto a = spmd::full<double>(dist, kA, spmd::label("spmd::perf::reduce::a"));
+  const auto b = spmd::full<double>(dist, kB, spmd::label("spmd::perf::reduce::b"));
   run_reduce(
       state, 2, [&] { return spmd::dot(a, b); }, kA * kB * static_cast<double>(dist.size()));
 }
 
 void BM_norm2(benchmark::State& state) {
   const auto dist = make_dist(state);
-  const auto a = spmd::full<double>(dist, kB, "spmd::perf::reduce::a");
+  const auto a = spmd::full<double>(dist, kB, spmd::label("spmd::perf::reduce::a"));
   run_reduce(
       state, 1, [&] { return spmd::norm2(a); }, kB * std::sqrt(static_cast<double>(dist.size())));
 }
 
 void BM_sum(benchmark::State& state) {
   const auto dist = make_dist(state);
-  const auto a = spmd::full<double>(dist, kB, "spmd::perf::reduce::a");
+  const auto a = spmd::full<double>(dist, kB, spmd::label("spmd::perf::reduce::a"));
   run_reduce(
       state, 1, [&] { return spmd::sum(a); }, kB * static_cast<double>(dist.size()));
 }

@@ -92,7 +92,7 @@ struct SpmvRun {
   explicit SpmvRun(benchmark::State& state)
       : dim(static_cast<int>(state.range(0))),
         A(poisson(dim, state.range(1))),
-        x(spmd::full<double>(A.col_distribution(), 1.0, "spmd::perf::sparse::x")),
+        x(spmd::full<double>(A.col_distribution(), 1.0, spmd::label("spmd::perf::sparse::x"))),
         y(A.make_vector("spmd::perf::sparse::y")) {
     triad_gbs();
   }
@@ -186,8 +186,8 @@ void BM_spmv_local(benchmark::State& state) {
   SpmvRun r(state);
   const int variant = static_cast<int>(state.range(2));
   const auto D = variant < 3 ? r.A.diagonal_block() : Matrix::local_matrix_type();
-  const auto xv = spmd::blas::impl::vec(r.x);
-  const auto yv = spmd::blas::impl::vec(r.y);
+  const auto xv = spmd::impl::vec(r.x);
+  const auto yv = spmd::impl::vec(r.y);
   KokkosKernels::Experimental::Controls controls;
   controls.setParameter("schedule", "static");
   const CsrLoop loop{D.graph.row_map, D.graph.entries, D.values, xv, yv};

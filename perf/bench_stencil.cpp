@@ -37,7 +37,7 @@ struct Grid {
   Array<double, 2> u, next;
   explicit Grid(index_t n)
       : u(spmd::zeros<double>(spmd::perf::world(), {n + 2, n + 2}, spmd::halo(1), spmd::label("u"))),
-        next(spmd::zeros<double>(u.distribution(), "next")) {
+        next(spmd::zeros<double>(u.distribution(), spmd::label("next"))) {
     for (auto* g : {&u, &next}) {
       (*g)(all, 0) = -273.15;
       (*g)(all, -1) = -273.15;
@@ -59,7 +59,7 @@ struct Stepper {
 
   Stepper(Grid& grid, Form f) : g(grid), form(f) {
     if (form == Form::temporaries)
-      for (int k = 0; k < 5; ++k) tmp.push_back(spmd::zeros<double>(g.u.distribution(), "tmp"));
+      for (int k = 0; k < 5; ++k) tmp.push_back(spmd::zeros<double>(g.u.distribution(), spmd::label("tmp")));
   }
 
   void operator()() {

@@ -34,9 +34,9 @@ void BM_triad_array(benchmark::State& state) {
   const spmd::Comm& comm = spmd::perf::world();
   const spmd::index_t n = state.range(0);
   const spmd::Distribution<1> dist(comm, spmd::Index<1>{n});
-  auto a = spmd::zeros<double>(dist, "spmd::perf::triad::array_a");
-  auto b = spmd::full<double>(dist, kB, "spmd::perf::triad::array_b");
-  auto c = spmd::full<double>(dist, kC, "spmd::perf::triad::array_c");
+  auto a = spmd::zeros<double>(dist, spmd::label("spmd::perf::triad::array_a"));
+  auto b = spmd::full<double>(dist, kB, spmd::label("spmd::perf::triad::array_b"));
+  auto c = spmd::full<double>(dist, kC, spmd::label("spmd::perf::triad::array_c"));
   const double s = kScalar;
   // Defined outside the timed host lambda (CUDA does not allow extended lambdas inside lambdas).
   const auto triad = KOKKOS_LAMBDA(const double x, const double y) {

@@ -1,4 +1,4 @@
-#include "spmd/backend.hpp"
+#include "spmd/impl/backend.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -52,7 +52,7 @@ void check_nccl(ncclResult_t r, const char* call) {
 }  // namespace
 namespace {
 NcclState& state(const Comm& comm) {
-  auto& slot = comm.backend_state();
+  auto& slot = impl::backend_state(comm);
   if (!slot) {
     auto s = std::make_shared<NcclState>();
     // Two ranks on one GPU: NCCL refuses ("duplicate GPU"). Agree on that first.

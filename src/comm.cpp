@@ -124,4 +124,10 @@ int Comm::reserve_tags(int count) const {
   return base;
 }
 
+namespace impl {
+std::shared_ptr<void>& backend_state(const Comm& comm) {
+  return comm.state_->backend;
+}
+}  // namespace impl
+
 }  // namespace spmd

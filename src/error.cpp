@@ -1,3 +1,5 @@
+#include <mpi.h>
+
 #include "spmd/error.hpp"
 
 namespace spmd::impl {

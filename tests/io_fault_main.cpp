@@ -60,9 +60,9 @@ int main(int argc, char** argv) {
     if (comm.rank() == 0) std::filesystem::create_directories(dir);
     State s{spmd::zeros<double>(du), spmd::zeros<float>(dw), spmd::zeros<std::int64_t>(dk)};
     const bool root = comm.rank() == 0;
-    spmd::scatter(root ? u_of(step) : std::vector<double>{}, s.u);
-    spmd::scatter(root ? w_of(step) : std::vector<float>{}, s.w);
-    spmd::scatter(root ? k_of(step) : std::vector<std::int64_t>{}, s.k);
+    spmd::scatter(s.u, root ? u_of(step) : std::vector<double>{});
+    spmd::scatter(s.w, root ? w_of(step) : std::vector<float>{});
+    spmd::scatter(s.k, root ? k_of(step) : std::vector<std::int64_t>{});
     spmd::io::save(path, {{"u", s.u}, {"w", s.w}, {"k", s.k}}, {{"step", step}, {"time", step * 0.5}});
     return 0;
   }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <spmd.hpp>
+#include <spmd/impl/testing.hpp>
 
 #include <functional>
 #include <vector>

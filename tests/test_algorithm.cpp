@@ -53,9 +53,9 @@ void TransformWithOneTwoThreeInputsAndInPlace() {
   auto ry = host_array<2>(d.shape(), [](const Index<2>& g) { return 2.0 * g[1]; });
   auto rz = host_array<2>(d.shape(), [](const Index<2>& g) { return 0.5 * (g[0] + g[1]); });
   const bool root = world().rank() == 0;
-  spmd::scatter(root ? rx : std::vector<double>{}, x);
-  spmd::scatter(root ? ry : std::vector<double>{}, y);  // other halo width: still aligned
-  spmd::scatter(root ? rz : std::vector<double>{}, z);
+  spmd::scatter(x, root ? rx : std::vector<double>{});
+  spmd::scatter(y, root ? ry : std::vector<double>{});  // other halo width: still aligned
+  spmd::scatter(z, root ? rz : std::vector<double>{});
 
   spmd::transform(
       out, KOKKOS_LAMBDA(double a) { return -a; }, x);
@@ -110,8 +110,8 @@ void TransformOnContiguousBlocks() {
     auto rx = host_array<3>(shape, [](const Index<3>& g) { return 1.0 + g[0] * 0.5 - g[2]; });
     auto ry = host_array<3>(shape, [](const Index<3>& g) { return 3.0 * g[1] + g[2]; });
     const bool root = world().rank() == 0;
-    spmd::scatter(root ? rx : std::vector<double>{}, x);
-    spmd::scatter(root ? ry : std::vector<double>{}, y);
+    spmd::scatter(x, root ? rx : std::vector<double>{});
+    spmd::scatter(y, root ? ry : std::vector<double>{});
     spmd::transform(
         out, KOKKOS_LAMBDA(double a, double b) { return a * b + 1.0; }, x, y);
     spmd::transform(
@@ -126,29 +126,34 @@ void TransformOnContiguousBlocks() {
   }
 }
 
-// The unrolled form (U = 4, used on GPUs) run on the host: lengths around multiples of 4.
+// The device form of the kernel layer (one work item per point) run on the host, for lengths
+// around the host chunk's multiples and small ones; the row form is covered by the tests above.
 struct Affine {
   KOKKOS_INLINE_FUNCTION double operator()(double a, double b) const { return 2.0 * a - b; }
 };
-void UnrolledFlatFunctorCoversEveryElement() {
-  using V = Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  for (spmd::index_t n : {1, 3, 4, 5, 8, 10, 11}) {
-    std::vector<double> a(n), b(n), out(n, -99.0);
-    for (spmd::index_t i = 0; i < n; ++i) {
-      a[i] = 1.5 * i;
-      b[i] = 7.0 - i;
+void DeviceFormCoversEveryElement() {
+  spmd::testing::KnobsGuard guard;
+  for (const bool points : {false, true}) {
+    spmd::testing::knobs().point_items = points;
+    for (const spmd::index_t n : {1, 3, 4, 5, 11, 4095, 4097}) {
+      auto a = spmd::zeros<double>(world(), {n}), b = spmd::zeros<double>(world(), {n});
+      auto out = spmd::full<double>(world(), {n}, -99.0);
+      auto aa = a.accessor(), ba = b.accessor();
+      spmd::for_each(
+          a, KOKKOS_LAMBDA(spmd::index_t i) {
+            aa(i) = 1.5 * static_cast<double>(i);
+            ba(i) = 7.0 - static_cast<double>(i);
+          });
+      spmd::transform(out, Affine{}, a, b);
+      const auto got = spmd::allgather(out);
+      for (spmd::index_t i = 0; i < n; ++i)
+        ASSERT_EQ(got[static_cast<std::size_t>(i)], 2.0 * (1.5 * i) - (7.0 - i)) << "n " << n << " i " << i;
     }
-    constexpr int U = 4;
-    using Ins = spmd::impl::DTuple<V, V>;
-    spmd::impl::FlatTransformFunctor<V, Affine, Ins, std::index_sequence<0, 1>, U> k{
-        V(out.data(), n), Affine{}, spmd::impl::make_dtuple(V(a.data(), n), V(b.data(), n)), n, (n + U - 1) / U};
-    for (spmd::index_t t = 0; t < k.slice; ++t) k(t);
-    for (spmd::index_t i = 0; i < n; ++i) EXPECT_EQ(out[i], 2.0 * a[i] - b[i]) << "n " << n << " i " << i;
   }
 }
 }  // namespace algorithm_tests
-TEST(Algorithm, UnrolledFlatFunctorCoversEveryElement) {
-  algorithm_tests::UnrolledFlatFunctorCoversEveryElement();
+TEST(Algorithm, DeviceFormCoversEveryElement) {
+  algorithm_tests::DeviceFormCoversEveryElement();
 }
 TEST(Algorithm, TransformOnContiguousBlocks) {
   algorithm_tests::TransformOnContiguousBlocks();

@@ -14,9 +14,9 @@ namespace {
 template <int N>
 void check_roundtrip(const Index<N>& shape, int halo) {
   Distribution<N> d(world(), shape, spmd::halo(halo));
-  auto a = spmd::zeros<double>(d, "spmd::test::a");
+  auto a = spmd::zeros<double>(d, spmd::label("spmd::test::a"));
   const auto ref = host_array<N>(shape, [](const Index<N>& g) { return pattern_value<N>(g); });
-  spmd::scatter(world().rank() == 0 ? ref : std::vector<double>{}, a);
+  spmd::scatter(a, world().rank() == 0 ? ref : std::vector<double>{});
   // Storage: owned extents plus a halo on both sides; owned() a subview of it.
   for (int ax = 0; ax < N; ++ax) {
     EXPECT_EQ(a.local_with_halo().extent(ax), static_cast<std::size_t>(a.owned().extent(ax) + 2 * halo));
@@ -110,7 +110,7 @@ TEST(Array, GetSetAndIndexMaps) {
   Distribution<2> d(world(), {7, 5}, spmd::halo(1));
   auto a = spmd::zeros<double>(d);
   const auto ref = host_array<2>(d.shape(), [](const Index<2>& g) { return pattern_value<2>(g); });
-  spmd::scatter(world().rank() == 0 ? ref : std::vector<double>{}, a);
+  spmd::scatter(a, world().rank() == 0 ? ref : std::vector<double>{});
   // get: collective, the same value everywhere, including indices owned by other ranks.
   for (Index<2> g : {Index<2>{0, 0}, Index<2>{6, 4}, Index<2>{3, 2}, Index<2>{5, 0}})
     EXPECT_EQ(a.get(g), pattern_value<2>(g));
@@ -127,15 +127,20 @@ TEST(Array, GetSetAndIndexMaps) {
   }
 }
 
-TEST(Array, DeepCopiesAndHandles) {
+TEST(Array, CopiesAreValuesSlicesShare) {
   auto a = spmd::arange<double>(world(), 10);
-  auto alias = a;  // a handle: shares data
+  auto copied = a;  // a value: its own storage
   auto deep = spmd::copy(a);
-  alias.fill(4.0);
-  EXPECT_EQ(spmd::allgather(a), std::vector<double>(10, 4.0));
+  auto view = a(spmd::all);  // a slice: shares a's storage
+  copied.fill(4.0);
   std::vector<double> ref(10);
   for (int i = 0; i < 10; ++i) ref[i] = i;
+  EXPECT_EQ(spmd::allgather(a), ref);
   EXPECT_EQ(spmd::allgather(deep), ref);
+  EXPECT_EQ(spmd::allgather(copied), std::vector<double>(10, 4.0));
+  a.fill(2.0);
+  EXPECT_EQ(spmd::sum(view), 20.0);
+  EXPECT_NE(copied.local_with_halo().data(), a.local_with_halo().data());
   // copy between halos of one layout
   Distribution<1> wide(world(), {10}, spmd::grid({world().size()}));
   auto b = spmd::zeros<double>(wide);

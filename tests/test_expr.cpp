@@ -37,7 +37,7 @@ const std::optional<index_t> None = std::nullopt;
 /// reference array holding the same values.
 template <class T, int N, class F>
 std::pair<Array<T, N>, ref::Array> make(const Distribution<N>& d, F f, const std::string& label = "a") {
-  Array<T, N> a(d, label);
+  Array<T, N> a(d, spmd::label(label));
   a.fill(static_cast<T>(sentinel));
   ref::Array r(std::vector<index_t>(d.shape().begin(), d.shape().end()));
   std::vector<T> host;
@@ -46,8 +46,8 @@ std::pair<Array<T, N>, ref::Array> make(const Distribution<N>& d, F f, const std
     host.push_back(static_cast<T>(f(g)));
     r.v[p++] = static_cast<double>(host.back());
   });
-  spmd::scatter(host, a, 0);
-  return {a, r};
+  spmd::scatter(a, host, 0);
+  return {std::move(a), std::move(r)};
 }
 template <int N>
 std::pair<Array<double, N>, ref::Array> pattern(const Distribution<N>& d, double shift = 0.0,
@@ -117,16 +117,20 @@ TEST(Expr, OperatorsAndScalars) {
   c(spmd::all) = a;  // deep copy (Array = Array stays a handle copy)
   expect_array(c, ra, "c[:] = a");
   expect_halo_untouched(c, "no halo written by assignments");
-  auto handle = c;  // shares storage
+  auto handle = c(spmd::all);  // a slice shares storage
   handle(slice(0, 1), slice(0, 1)) = 7.5;
   EXPECT_EQ(c.get(0, 0), 7.5);
+  auto copied = c;  // an Array copy does not
+  copied(slice(0, 1), slice(0, 1)) = -1.0;
+  EXPECT_EQ(c.get(0, 0), 7.5);
+  EXPECT_EQ(copied.get(0, 0), -1.0);
 }
 
 TEST(Expr, FunctionsComparisonsAndWhere) {
   const auto d = dist2(0);
   auto [a, ra] = pattern<2>(d, 0.0, "a");
   auto [b, rb] = pattern<2>(d, 0.5, "b");
-  auto c = spmd::zeros<double>(d, "c");
+  auto c = spmd::zeros<double>(d, spmd::label("c"));
   ref::Array rc = ra;
   const Vec A = ra.v, B = rb.v;
   auto check = [&](auto expr, std::function<double(double, double)> f, const char* what) {
@@ -168,8 +172,8 @@ TEST(Expr, ElementTypes) {
       d, [](const Index<2>& g) { return static_cast<int>(g[0] * 8 + g[1]) - 20; }, "ia");
   auto [f, rf] = make<float, 2>(
       d, [](const Index<2>& g) { return 0.25f * static_cast<float>(g[0] + g[1]); }, "f");
-  auto ic = spmd::zeros<int>(d, "ic");
-  auto c = spmd::zeros<double>(d, "c");
+  auto ic = spmd::zeros<int>(d, spmd::label("ic"));
+  auto c = spmd::zeros<double>(d, spmd::label("c"));
   static_assert(std::is_same_v<decltype(ia * 3 + 1)::value_type, int>, "int array and int scalar stay int");
   static_assert(std::is_same_v<decltype(ia * 0.5)::value_type, double>, "int array times a double: double");
   static_assert(std::is_same_v<decltype(ia / 2)::value_type, double>, "/ is true division");
@@ -227,8 +231,8 @@ void stencil_in_place_and_double_buffered() {
   const index_t n = 10;
   const int iters = 3;
   Distribution<2> d(world(), {n + 2, n + 2}, spmd::halo(1));
-  auto u = spmd::zeros<double>(d, "u");
-  auto next = spmd::zeros<double>(d, "next");
+  auto u = spmd::zeros<double>(d, spmd::label("u"));
+  auto next = spmd::zeros<double>(d, spmd::label("next"));
   ref::Array r({n + 2, n + 2});
   const auto w = ref::View::whole(r);
   for (auto* g : {&u, &next}) {
@@ -267,7 +271,7 @@ void stencil_in_place_and_double_buffered() {
   expect_array(fast, r, "stencil double-buffered", 0.0);
   // the in-place form buffers (cached: one buffer however many iterations), the fast path not
   const auto& su = spmd::impl::expr_state(u);
-  if (spmd::impl::expr_config().lagged && spmd::impl::host_accessible<spmd::DefaultMemorySpace>())
+  if (!spmd::testing::knobs().buffered_alias && spmd::impl::host_accessible<spmd::DefaultMemorySpace>())
     EXPECT_GE(su.lagged.extent(0), c.owned().size() > 0 ? 1u : 0u);
   else
     EXPECT_GE(su.scratch.extent(0), static_cast<std::size_t>(c.owned().size()));
@@ -281,14 +285,14 @@ void stencil_in_place_and_double_buffered() {
 /// one work item per point (the device form of the kernels).
 template <class F>
 void each_in_place_path(F f) {
-  auto& cfg = spmd::impl::expr_config();
+  spmd::testing::KnobsGuard guard;
+  auto& cfg = spmd::testing::knobs();
   for (int mode = 0; mode < 3; ++mode) {
-    cfg.lagged = mode < 2;
+    cfg.buffered_alias = mode == 2;
     cfg.bands = mode == 1 ? 4 : 0;
     cfg.point_items = mode == 2;
     f();
   }
-  cfg = spmd::impl::ExprConfig{};
 }
 }  // namespace
 
@@ -334,7 +338,7 @@ TEST(Expr, OperandsThatMove) {
   const auto db = dist2(2, {1, p});
   auto [x, rx] = pattern<2>(da, 0.0, "x");
   auto [y, ry] = pattern<2>(db, 0.5, "y");
-  auto z = spmd::zeros<double>(Distribution<2>(world(), {9, 8}), "z");  // automatic grid, no halo
+  auto z = spmd::zeros<double>(Distribution<2>(world(), {9, 8}), spmd::label("z"));  // automatic grid, no halo
   ref::Array rz = rx;
   z = x * 2.0 + y;
   rz.v = ref::zip(rx.v, ry.v, [](double s, double t) { return s * 2.0 + t; });
@@ -564,11 +568,12 @@ TEST(Expr, ThreeAndFourDimensions) {
 
 TEST(Expr, DeviceFormOfTheKernels) {
   // one work item per point, as on a GPU (the in-place tests cover it through each_in_place_path)
-  spmd::impl::expr_config().point_items = true;
+  spmd::testing::KnobsGuard guard;
+  spmd::testing::knobs().point_items = true;
+  spmd::testing::knobs().flat_copies = true;
   halo_reads_after_exchange();
   reductions();
   three_and_four_dimensions();
-  spmd::impl::expr_config() = spmd::impl::ExprConfig{};
 }
 
 TEST(Expr, RanksOwningNothing) {

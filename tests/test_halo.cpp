@@ -79,7 +79,7 @@ template <int N>
 void run_case(const Index<N>& shape, int halo, bool periodic, Pattern pattern) {
   Distribution<N> d = periodic ? Distribution<N>(world(), shape, spmd::halo(halo), spmd::periodic())
                                : Distribution<N>(world(), shape, spmd::halo(halo));
-  auto a = spmd::zeros<double>(d, "spmd::test::halo");
+  auto a = spmd::zeros<double>(d, spmd::label("spmd::test::halo"));
   prepare(a);
   a.exchange_halo(pattern);  // the array's own plan, automatic backend
   spmd::testing::expect_all(check(a, pattern, d.halo()), d.describe().c_str());

@@ -14,9 +14,9 @@ using spmd::testing::world;
 namespace {
 template <int N, class T = double>
 spmd::Array<T, N> from_host(const Index<N>& shape, const std::vector<T>& ref, int halo = 0) {
-  auto a = spmd::zeros<T>(Distribution<N>(world(), shape, spmd::halo(halo)), "spmd::test::reduce");
+  auto a = spmd::zeros<T>(Distribution<N>(world(), shape, spmd::halo(halo)), spmd::label("spmd::test::reduce"));
   a.fill(T(999));  // halo garbage must never reach a reduction
-  spmd::scatter(world().rank() == 0 ? ref : std::vector<T>{}, a);
+  spmd::scatter(a, world().rank() == 0 ? ref : std::vector<T>{});
   return a;
 }
 template <int N>

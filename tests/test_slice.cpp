@@ -152,7 +152,7 @@ TEST(Slice, ViewsOfViewsCompose) {
 
 TEST(Slice, AssignmentWritesThroughAndNeverHalos) {
   const spmd::Distribution<2> d(world(), {9, 7}, spmd::halo(1));
-  Array<double, 2> a(d, "a");
+  Array<double, 2> a(d, spmd::label("a"));
   fill_pattern(a);
   ref::Array ra = ref_pattern<2>({9, 7});
   const auto w = ref::View::whole(ra);
@@ -176,7 +176,7 @@ TEST(Slice, AssignmentWritesThroughAndNeverHalos) {
 TEST(Slice, CopyMakesANewArray) {
   const int p = world().size();
   const spmd::Distribution<3> d(world(), {6, 5, 4}, spmd::halo(1), spmd::grid({1, p, 1}));
-  Array<double, 3> a(d, "a");
+  Array<double, 3> a(d, spmd::label("a"));
   fill_pattern(a);
   ref::Array ra = ref_pattern<3>({6, 5, 4});
   const auto w = ref::View::whole(ra);

@@ -35,6 +35,14 @@ using spmd::testing::sentinel;
 using spmd::testing::world;
 
 namespace {
+/// True where CsrMatrix runs on a host execution space (there it may store SELL; on devices CSR).
+constexpr bool host_kernels() {
+  return spmd::impl::host_accessible<spmd::DefaultMemorySpace>() &&
+         spmd::impl::host_accessible<Kokkos::DefaultExecutionSpace::memory_space>();
+}
+}  // namespace
+
+namespace {
 
 /// A whole matrix in CSR form with global indices (host, every rank).
 struct Csr {
@@ -126,8 +134,8 @@ void check_matrix(const CsrMatrix<double>& A, const Csr& ref, double alpha, doub
   EXPECT_EQ(A.cols(), ref.cols);
   EXPECT_EQ(A.nnz(), ref.nnz());
   EXPECT_EQ(world().allreduce(A.local_nnz(), spmd::Op::sum), ref.nnz());
-  Array<double, 1> x(hx == 0 ? A.col_distribution() : line(ref.cols, hx), "test::x");
-  Array<double, 1> y(hy == 0 ? A.row_distribution() : line(ref.rows, hy), "test::y");
+  Array<double, 1> x(hx == 0 ? A.col_distribution() : line(ref.cols, hx), spmd::label("test::x"));
+  Array<double, 1> y(hy == 0 ? A.row_distribution() : line(ref.rows, hy), spmd::label("test::y"));
   fill_pattern(x, -4.5);
   fill_pattern(y, 1.25);
   const auto hx0 = spmd::allgather(x);
@@ -224,9 +232,9 @@ TEST(Sparse, SplitPhases) {
 TEST(Sparse, LayoutMismatch) {
   const Csr ref = random_matrix(9, 14);
   const auto A = from_rows(ref, line(9));
-  Array<double, 1> x(line(9), "test::x9"), y(line(9), "test::y9");
+  Array<double, 1> x(line(9), spmd::label("test::x9")), y(line(9), spmd::label("test::y9"));
   SPMD_EXPECT_COLLECTIVE_ERROR(A.apply(x, y), "x 'test::x9' (shape {9} on process grid");
-  Array<double, 1> x14(line(14), "test::x14");
+  Array<double, 1> x14(line(14), spmd::label("test::x14"));
   SPMD_EXPECT_COLLECTIVE_ERROR(A.apply(x14, x14), "y 'test::x14' (shape {14} on process grid");
   SPMD_EXPECT_COLLECTIVE_ERROR(A.diagonal(x14), "spmd::sparse::CsrMatrix::diagonal");
 }
@@ -325,7 +333,7 @@ spmd::sparse::BlockStorage expected_storage(const Csr& a, const CsrMatrix<double
   for (const index_t l : len) s.entries += l;
   s.slots = s.entries;
   for (const int C : spmd::sparse::impl::sell_heights) {
-    if (!CsrMatrix<double>::host_kernels) break;  // devices: always CSR
+    if (!host_kernels()) break;  // devices: always CSR
     index_t slots = 0;
     for (std::size_t c = 0; c < len.size(); c += C)
       slots += C * *std::max_element(len.begin() + c, len.begin() + std::min(len.size(), c + C));
@@ -374,7 +382,7 @@ TEST(Sparse, SellForm) {
   //   blocks4   4
   //   mixed     CSR at one rank; SELL on the ranks before row m/2, CSR from it on
   //   wide      CSR on every rank: the fallback
-  // On devices (CsrMatrix::host_kernels false) every rank stores CSR; the products are checked
+  // On devices (host_kernels() false) every rank stores CSR; the products are checked
   // the same way.
   const index_t m = 803;
   struct Case {
@@ -393,7 +401,7 @@ TEST(Sparse, SellForm) {
     const bool same = got.sliced == want.sliced && got.chunk == want.chunk && got.rows == want.rows &&
                       got.entries == want.entries && got.slots == want.slots && got.chunks == want.chunks;
     spmd::testing::expect_all(same, (what + ": diagonal_storage()").c_str());
-    const bool host = CsrMatrix<double>::host_kernels;
+    const bool host = host_kernels();
     EXPECT_EQ(got.chunk, !host ? 1 : world().size() == 1 ? c.chunk : want.chunk) << what;
     // Both forms are exercised at every rank count (on host spaces): the ranks that store SELL.
     const int sliced = world().allreduce(got.sliced ? 1 : 0, spmd::Op::sum);

@@ -133,13 +133,13 @@ struct State {
   Grid u, v, p, un, vn, pn, b;
   spmd::HaloExchange<double, 2> halo, rows;
   explicit State(const spmd::Distribution<2>& d)
-      : u(spmd::zeros<double>(d, "spmd::cfd::u")),
-        v(spmd::zeros<double>(d, "spmd::cfd::v")),
-        p(spmd::ones<double>(d, "spmd::cfd::p")),
-        un(spmd::zeros<double>(d, "spmd::cfd::un")),
-        vn(spmd::zeros<double>(d, "spmd::cfd::vn")),
-        pn(spmd::ones<double>(d, "spmd::cfd::pn")),
-        b(spmd::zeros<double>(d, "spmd::cfd::b")),
+      : u(spmd::zeros<double>(d, spmd::label("spmd::cfd::u"))),
+        v(spmd::zeros<double>(d, spmd::label("spmd::cfd::v"))),
+        p(spmd::ones<double>(d, spmd::label("spmd::cfd::p"))),
+        un(spmd::zeros<double>(d, spmd::label("spmd::cfd::un"))),
+        vn(spmd::zeros<double>(d, spmd::label("spmd::cfd::vn"))),
+        pn(spmd::ones<double>(d, spmd::label("spmd::cfd::pn"))),
+        b(spmd::zeros<double>(d, spmd::label("spmd::cfd::b"))),
         halo(d, spmd::Pattern::face),
         rows(d, spmd::Pattern::face, {1, 0}) {}
 };

@@ -82,9 +82,9 @@ int main(int argc, char** argv) {
   const double r = alpha * dt / (h * h);
 
   spmd::Distribution<2> dist(comm, {n, n}, spmd::halo(1));
-  auto u = spmd::zeros<double>(dist, "spmd::heat::u");
-  auto v = spmd::zeros<double>(dist, "spmd::heat::v");
-  auto diff = spmd::zeros<double>(dist.with_halo({0, 0}), "spmd::heat::diff");
+  auto u = spmd::zeros<double>(dist, spmd::label("spmd::heat::u"));
+  auto v = spmd::zeros<double>(dist, spmd::label("spmd::heat::v"));
+  auto diff = spmd::zeros<double>(dist.with_halo({0, 0}), spmd::label("spmd::heat::diff"));
   {
     auto a = u.accessor();
     spmd::for_each(

@@ -95,11 +95,11 @@ int main(int argc, char** argv) {
 #endif
 
   const spmd::Distribution<2> dist(comm, {n + 2, n + 2}, spmd::halo(1));
-  auto grid = spmd::zeros<double>(dist, "spmd::stencil::grid");
+  auto grid = spmd::zeros<double>(dist, spmd::label("spmd::stencil::grid"));
   spmd::Array<double, 2> next;
   set_boundaries(grid);
   if (fast) {
-    next = spmd::zeros<double>(dist, "spmd::stencil::next");
+    next = spmd::zeros<double>(dist, spmd::label("spmd::stencil::next"));
     set_boundaries(next);  // the update never writes the boundaries: both buffers hold them
   }
 #if SPMD_HAVE_HDF5

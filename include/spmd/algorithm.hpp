@@ -1,12 +1,13 @@
 #pragma once
 /// \file algorithm.hpp
 /// Kernels over the owned points of arrays: for_each, transform, fill, copy. All Local: each
-/// rank works on its own block, with no communication.
+/// rank works on its own block, with no communication. They run on the kernel layer
+/// (impl/kernels.hpp), like expressions and the solvers' vector kernels.
 ///
-/// The execution-space-first overloads run on the given instance; the others on a default
-/// instance of the array's execution space. Kernels are asynchronous, as Kokkos kernels are.
-/// Reductions, halo exchanges and host reads run on the default instance and are ordered after
-/// kernels on it; after work on another instance, fence that instance first.
+/// The execution-space-first overloads run on the given instance (an instance of the arrays'
+/// execution space, e.g. one made on a CUDA stream); the others on a default instance. Kernels
+/// are asynchronous, as Kokkos kernels are; fence an instance before reading its results on the
+/// host or using them from another instance.
 
 #include <Kokkos_Core.hpp>
 
@@ -14,6 +15,7 @@
 #include <utility>
 
 #include "spmd/array.hpp"
+#include "spmd/impl/kernels.hpp"
 #include "spmd/impl/ndrange.hpp"
 
 namespace spmd {
@@ -37,20 +39,24 @@ std::array<int, N> owned_extents(const Box<N>& b) {
   return e;
 }
 
-/// Calls f(i0, ..., iN-1) with global indices.
-template <class F, int N, class Seq = std::make_index_sequence<N>>
-struct GlobalPointFunctor;
+/// Calls f(i0, ..., iN-1) with global indices: the row k of the box whose first point is `lo`.
+template <class F, int N, class Seq = std::make_index_sequence<N - 1>>
+struct GlobalRows;
 template <class F, int N, std::size_t... D>
-struct GlobalPointFunctor<F, N, std::index_sequence<D...>> {
+struct GlobalRows<F, N, std::index_sequence<D...>> {
   F f;
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(const index_of<D>... i) const { f(i...); }
+  Kokkos::Array<index_t, N> lo;
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const Kokkos::Array<index_t, N>& k, const index_t a,
+                                              const index_t b) const {
+    for (index_t i = a; i < b; ++i) f((lo[D] + k[D])..., lo[N - 1] + i);
+  }
 };
 
 /// out(i) = f(in_k(i)...) at local owned coordinates i.
 template <class Out, class F, class Ins, class Seq>
-struct TransformFunctor;
+struct TransformPoint;
 template <class Out, class F, class... In, std::size_t... K>
-struct TransformFunctor<Out, F, DTuple<In...>, std::index_sequence<K...>> {
+struct TransformPoint<Out, F, DTuple<In...>, std::index_sequence<K...>> {
   Out out;
   F f;
   DTuple<In...> ins;
@@ -59,69 +65,45 @@ struct TransformFunctor<Out, F, DTuple<In...>, std::index_sequence<K...>> {
     out(i...) = f(dget<K>(ins)(i...)...);
   }
 };
-/// Elements one work item of a flat transform handles: on a GPU several, loaded before any is
-/// stored, so more independent loads are in flight per thread (Kokkos' one-element-per-thread
-/// kernel leaves an H200's memory underused); on the host one (the compiler vectorises).
-template <class Exec>
-constexpr int flat_unroll() {
-  return host_accessible<typename Exec::memory_space>() ? 1 : 4;
-}
 
-/// out(i) = f(in_k(i)...) over contiguous owned blocks seen as 1-D; work item t handles
-/// t, t + slice, ..., t + (U - 1) slice (coalesced across a warp for each u).
-template <class Out, class F, class Ins, class Seq, int U>
-struct FlatTransformFunctor;
-template <class Out, class F, class... In, std::size_t... K, int U>
-struct FlatTransformFunctor<Out, F, DTuple<In...>, std::index_sequence<K...>, U> {
-  Out out;
+/// out[t] = f(in_k[t]...) over blocks without halo seen as 1-D (contiguous, laid out alike).
+template <class T, class F, class Ins, class Seq>
+struct TransformFlat;
+template <class T, class F, class... In, std::size_t... K>
+struct TransformFlat<T, F, DTuple<In...>, std::index_sequence<K...>> {
+  T* out;
   F f;
-  DTuple<In...> ins;
-  index_t n;
-  index_t slice;
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(const index_t t) const {
-    if constexpr (U == 1) {
-      out(t) = f(dget<K>(ins)(t)...);
-    } else {
-      typename Out::non_const_value_type r[U]{};
-      for (int u = 0; u < U; ++u) {
-        const index_t i = t + u * slice;
-        if (i < n) r[u] = f(dget<K>(ins)(i)...);
-      }
-      for (int u = 0; u < U; ++u) {
-        const index_t i = t + u * slice;
-        if (i < n) out(i) = r[u];
-      }
-    }
+  DTuple<In...> ins;  // const pointers
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const Kokkos::Array<index_t, 1>&, const index_t a,
+                                              const index_t b) const {
+    for (index_t t = a; t < b; ++t) out[t] = f(dget<K>(ins)[t]...);
   }
 };
 
-/// The owned block of an array without halo, as a 1-D unmanaged view (row-major order).
-template <class T, int N, class M>
-Kokkos::View<T*, M, Kokkos::MemoryTraits<Kokkos::Unmanaged>> flat(const Array<T, N, M>& a) {
-  return Kokkos::View<T*, M, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(a.local_with_halo().data(),
-                                                                      static_cast<std::size_t>(a.owned().size()));
-}
 template <int N>
 bool no_halo(const std::array<int, N>& h) {
   for (int d = 0; d < N; ++d)
     if (h[d] != 0) return false;
   return true;
 }
+
+template <class Exec, class M>
+constexpr void check_space() {
+  static_assert(std::is_same_v<Exec, typename M::execution_space>,
+                "spmd::algorithm: the execution space instance must be of the arrays' execution space");
+}
 }  // namespace impl
 
 /// Call f(i0, ..., iN-1) (global indices, index_t) for every point this rank owns of `a`, or of
-/// `a` inside `region` (a box of global indices). f is a KOKKOS_LAMBDA. Local.
+/// `a` inside `region` (a box of global indices), on `exec`. f is a KOKKOS_LAMBDA. Local.
 template <class Exec, class T, int N, class M, class F>
 void for_each(const Exec& exec, const Array<T, N, M>& a, const Box<N>& region, const F& f) {
+  impl::check_space<Exec, M>();
   const Box<N> b = a.owned().intersect(region);
   if (b.empty()) return;
-  Kokkos::Array<index_t, N> lo{}, hi{};
-  for (int d = 0; d < N; ++d) {
-    lo[d] = b.lo[d];
-    hi[d] = b.hi[d];
-  }
-  Kokkos::parallel_for("spmd::algorithm::for_each", impl::nd_policy<N, Exec, index_t>(exec, lo, hi),
-                       impl::GlobalPointFunctor<F, N>{f});
+  impl::GlobalRows<F, N> body{f, {}};
+  for (int d = 0; d < N; ++d) body.lo[d] = b.lo[d];
+  impl::for_box(exec, "spmd::algorithm::for_each", impl::BoxItems<N>::template make<Exec>(b.extents()), body);
 }
 template <class T, int N, class M, class F>
 void for_each(const Array<T, N, M>& a, const Box<N>& region, const F& f) {
@@ -137,27 +119,28 @@ void for_each(const Array<T, N, M>& a, const F& f) {
   for_each(typename M::execution_space(), a, a.owned(), f);
 }
 
-/// out = f(inputs...) element by element over the owned points; f is a KOKKOS_LAMBDA taking one
-/// value per input. Inputs may be `out` itself. Arrays must be distributed alike. Local.
-template <class Exec, class T, int N, class M, class F, class... In>
+/// out = f(inputs...) element by element over the owned points, on `exec`; f is a KOKKOS_LAMBDA
+/// taking one value per input. Inputs may be `out` itself. Arrays must be distributed alike
+/// (the same spmd::Error on every rank otherwise). Local.
+template <class Exec, class T, int N, class M, class F, class... In,
+          class = std::enable_if_t<Kokkos::is_execution_space<Exec>::value>>
 void transform(const Exec& exec, const Array<T, N, M>& out, const F& f, const In&... inputs) {
+  impl::check_space<Exec, M>();
   impl::check_same_layout("spmd::transform", out, inputs...);
   if (impl::no_halo<N>(out.halo()) && (impl::no_halo<N>(inputs.halo()) && ...)) {
     // Every block is contiguous and laid out alike: one flat loop.
-    const index_t n = out.owned().size();
-    if (n == 0) return;
-    constexpr int U = impl::flat_unroll<Exec>();
-    using Ins = impl::DTuple<decltype(impl::flat(inputs))...>;
-    impl::FlatTransformFunctor<decltype(impl::flat(out)), F, Ins, std::index_sequence_for<In...>, U> k{
-        impl::flat(out), f, impl::make_dtuple(impl::flat(inputs)...), n, (n + U - 1) / U};
-    Kokkos::parallel_for("spmd::algorithm::transform",
-                         Kokkos::RangePolicy<Exec, Kokkos::IndexType<index_t>>(exec, 0, k.slice), k);
+    using Ins = impl::DTuple<const typename In::value_type*...>;
+    impl::TransformFlat<T, F, Ins, std::index_sequence_for<In...>> k{
+        out.local_with_halo().data(), f,
+        impl::make_dtuple(static_cast<const typename In::value_type*>(inputs.local_with_halo().data())...)};
+    const Kokkos::Array<index_t, 1> n{{out.owned().size()}};
+    impl::for_box(exec, "spmd::algorithm::transform", impl::BoxItems<1>::template make<Exec>(n), k);
     return;
   }
   using Ins = impl::DTuple<decltype(inputs.owned_access())...>;
-  impl::TransformFunctor<decltype(out.owned_access()), F, Ins, std::index_sequence_for<In...>> k{
+  impl::TransformPoint<decltype(out.owned_access()), F, Ins, std::index_sequence_for<In...>> k{
       out.owned_access(), f, impl::make_dtuple(inputs.owned_access()...)};
-  Kokkos::parallel_for("spmd::algorithm::transform", impl::nd_policy<N>(exec, impl::owned_extents(out.owned())), k);
+  impl::for_points(exec, "spmd::algorithm::transform", impl::owned_extents(out.owned()), k);
 }
 template <class T, int N, class M, class F, class... In>
 void transform(const Array<T, N, M>& out, const F& f, const In&... inputs) {
@@ -166,26 +149,36 @@ void transform(const Array<T, N, M>& out, const F& f, const In&... inputs) {
 
 /// Set every element of `a` (halo included) to v. Local.
 template <class T, int N, class M>
+void fill(const typename M::execution_space& exec, const Array<T, N, M>& a,
+          const typename Array<T, N, M>::value_type& v) {
+  a.fill(exec, v);
+}
+template <class T, int N, class M>
 void fill(const Array<T, N, M>& a, const typename Array<T, N, M>::value_type& v) {
   a.fill(v);
 }
 
-/// Copy the owned values of `src` into `dst` (distributed alike; halos may differ). Local.
-template <class T, int N, class M, class M2>
-void copy(const Array<T, N, M>& dst, const Array<T, N, M2>& src) {
+/// Copy the owned values of `src` into `dst` (distributed alike; halos may differ), on `exec`.
+/// Local (throws the same spmd::Error on every rank for arrays not distributed alike).
+template <class T, int N, class M>
+void copy(const typename M::execution_space& exec, const Array<T, N, M>& dst, const Array<T, N, M>& src) {
   impl::check_same_layout("spmd::copy", dst, src);
+  if (dst.local_with_halo().data() == src.local_with_halo().data()) return;
   if (dst.halo() == src.halo())
-    Kokkos::deep_copy(dst.local_with_halo(), src.local_with_halo());
+    Kokkos::deep_copy(exec, dst.local_with_halo(), src.local_with_halo());
   else
-    Kokkos::deep_copy(dst.local(), src.local());
+    Kokkos::deep_copy(exec, dst.local(), src.local());
+}
+template <class T, int N, class M>
+void copy(const Array<T, N, M>& dst, const Array<T, N, M>& src) {
+  copy(typename M::execution_space(), dst, src);
 }
 
-/// A new array with the distribution and values of `a`. Local.
+/// A new array with the distribution and values of `a` (NumPy's np.copy; the same as
+/// `auto b = a;`). Local.
 template <class T, int N, class M>
 Array<T, N, M> copy(const Array<T, N, M>& a) {
-  auto out = empty_like(a);
-  Kokkos::deep_copy(out.local_with_halo(), a.local_with_halo());
-  return out;
+  return a;
 }
 
 }  // namespace spmd

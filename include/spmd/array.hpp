@@ -4,14 +4,24 @@
 ///
 /// Each rank stores its owned block plus a halo in one Kokkos::View (LayoutRight, so a rank's
 /// block, an HDF5 dataset and a NumPy array agree on element order), together with the shared,
-/// replicated Distribution. An Array is a handle: copies share the data (as Kokkos::View does);
-/// use spmd::copy or *_like + copy for a deep copy.
+/// replicated Distribution.
+///
+/// An Array is a value, like std::vector (and unlike Kokkos::View): `auto p = r;` and `p = r;`
+/// make p an independent copy of r (same distribution, same values, halo included), so code
+/// ported line by line from NumPy (`p = r` ... `p = r + beta * p`) never writes into r. Moves
+/// are cheap (`std::swap(u, next)`, returning arrays), and `a = expression` writes a's elements
+/// in place (NumPy's `a[...] = expression`). Storage is shared only through slices
+/// (`auto v = a(spmd::all)`, slice.hpp), which see every later write to a. See docs/api/array.md.
 ///
 /// Indices: global indices are index_t (int64); indices into a rank's storage are int.
+/// Slicing (`a(spmd::slice(1, -1), 0)`) needs slice.hpp and assignment from expressions needs
+/// expr.hpp; <spmd.hpp> includes both.
 
 #include <Kokkos_Core.hpp>
 
 #include <array>
+#include <cmath>
+#include <exception>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -19,30 +29,40 @@
 
 #include "spmd/box.hpp"
 #include "spmd/distribution.hpp"
+#include "spmd/halo.hpp"
 #include "spmd/impl/ndrange.hpp"
 
 namespace spmd {
 
-template <class T, int N, class MemorySpace>
-class HaloExchange;
-template <class T, int N, class MemorySpace>
-class HaloRequest;
+/// The default memory space: that of Kokkos' default execution space (CUDA memory in a CUDA
+/// build, host memory in an OpenMP build).
+using DefaultMemorySpace = Kokkos::DefaultExecutionSpace::memory_space;
+
+/// Whether a new array's elements are set: `Init::zero` (zeros, halo included) or `Init::none`
+/// (left as allocated: spmd::empty).
+enum class Init { zero, none };
+
+template <class T, int N, class MemorySpace = DefaultMemorySpace>
+class Array;
 
 namespace impl {
 /// True for the lazy expressions of expr.hpp and the slices of slice.hpp (types that declare
-/// `using spmd_expression = void`); an Array is an operand but not one of these, so that
-/// `Array = Array` stays a handle copy.
+/// `using spmd_expression = void`).
 template <class E, class = void>
 struct is_expression : std::false_type {};
 template <class E>
 struct is_expression<E, std::void_t<typename E::spmd_expression>> : std::true_type {};
 template <class E>
 inline constexpr bool is_expression_v = is_expression<std::decay_t<E>>::value;
-}  // namespace impl
 
-/// The default memory space: that of Kokkos' default execution space (CUDA memory in a CUDA
-/// build, host memory in an OpenMP build).
-using DefaultMemorySpace = Kokkos::DefaultExecutionSpace::memory_space;
+/// A second handle on `a`'s storage (shallow: the library's own bookkeeping, e.g. a solver
+/// binding the user's vectors or a slice naming its parent). Local.
+template <class T, int N, class M>
+Array<T, N, M> share(const Array<T, N, M>& a);
+/// The expression module's per-array state (cached plans, temporaries), made on first use. Local.
+template <class T, int N, class M>
+std::shared_ptr<void>& expr_slot(const Array<T, N, M>& a);
+}  // namespace impl
 
 /// Device-side access by global index: a(i, j) with global i, j inside this rank's owned block
 /// or its halo. Obtain with Array::accessor(); capture by value in kernels.
@@ -63,7 +83,7 @@ struct GlobalAccess {
   }
 };
 
-template <class T, int N, class MemorySpace = DefaultMemorySpace>
+template <class T, int N, class MemorySpace>
 class Array {
   static_assert(Kokkos::is_memory_space<MemorySpace>::value, "spmd::Array: MemorySpace must be a Kokkos memory space");
 
@@ -78,40 +98,92 @@ class Array {
 
   /// A null array. Local.
   Array() = default;
-  Array(const Array&) = default;
+  /// Storage for `dist` (Init::zero: zeros, halo included; Init::none: uninitialised), its View
+  /// labelled `label`. Local; throws spmd::Error naming the bytes this rank asked for when the
+  /// allocation fails (the creation functions that take a shape agree on that error first).
+  explicit Array(const Distribution<N>& dist, const Label& label = Label{"spmd::Array"}, Init init = Init::zero)
+      : dist_(dist) {
+    try {
+      if (init == Init::zero)
+        view_ = make_view(Kokkos::view_alloc(label.name), std::make_index_sequence<N>{});
+      else
+        view_ = make_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label.name), std::make_index_sequence<N>{});
+    } catch (const std::exception& e) {
+      throw Error(allocation_message("spmd::Array", dist, label.name, e));
+    }
+  }
+  /// A new array holding the values of an expression or a slice (NumPy's `r = b - A.dot(x)`:
+  /// `Array<double, 1> r = b - Ax;`). It is laid out like the expression's first operand when
+  /// that is a whole array of this rank (same distribution, halo included: halo zero), else on
+  /// an automatic distribution of the expression's shape. Collective. (`auto r = b - Ax;` would
+  /// keep the unevaluated expression instead: name the type.)
+  template <class E, class = std::enable_if_t<impl::is_expression_v<E>>>
+  Array(const E& e);  // body in expr.hpp
+#ifdef SPMD_AUDIT_COPIES
+  Array(const Array& o) = delete;
+  Array& operator=(const Array& o) = delete;
+#else
+  /// A copy: same distribution, same values (halo included), its own storage. Local.
+  Array(const Array& o) : dist_(o.dist_) {
+    if (o.is_null()) return;
+    view_ = make_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, o.label()), std::make_index_sequence<N>{});
+    Kokkos::deep_copy(execution_space(), view_, o.view_);
+  }
+  /// After `a = b`, a is a copy of b (values and distribution). When a already has b's
+  /// distribution, its storage is reused (slices of a see the new values); otherwise a gets new
+  /// storage. Local.
+  Array& operator=(const Array& o) {
+    if (this == &o || (view_.data() == o.view_.data() && dist_ == o.dist_)) return *this;
+    if (!o.is_null() && !is_null() && dist_ == o.dist_) {
+      Kokkos::deep_copy(execution_space(), view_, o.view_);
+      return *this;
+    }
+    *this = Array(o);
+    return *this;
+  }
+#endif
   Array(Array&&) = default;
-  /// Handle copy: afterwards both handles share one storage (as Kokkos::View). For a deep copy
-  /// write `a(spmd::all) = b` or `spmd::assign(a, b)`. Local.
-  Array& operator=(const Array&) = default;
   Array& operator=(Array&&) = default;
 
-  /// Storage for `dist`, zero-initialised (halo included). Local (the distribution is built
-  /// already).
-  explicit Array(const Distribution<N>& dist, const std::string& label = "spmd::Array") : dist_(dist) {
-    view_ = make_view(Kokkos::view_alloc(label), std::make_index_sequence<N>{});
-  }
-  /// Storage for `dist`, left uninitialised. Local.
-  Array(const Distribution<N>& dist, const std::string& label, Kokkos::Impl::WithoutInitializing_t) : dist_(dist) {
-    view_ = make_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), std::make_index_sequence<N>{});
-  }
-
   // ---- queries (all Local) --------------------------------------------------------------------
-  const Distribution<N>& distribution() const { return dist_; }
-  const Comm& comm() const { return dist_.comm(); }
-  const index_type& shape() const { return dist_.shape(); }
-  index_t extent(int d) const { return dist_.extent(d); }
+  const Distribution<N>& distribution() const {
+    return dist_;
+  }
+  const Comm& comm() const {
+    return dist_.comm();
+  }
+  const index_type& shape() const {
+    return dist_.shape();
+  }
+  index_t extent(int d) const {
+    return dist_.extent(d);
+  }
   /// Number of global elements.
-  index_t size() const { return dist_.size(); }
+  index_t size() const {
+    return dist_.size();
+  }
   /// The box of global indices this rank owns.
-  const Box<N>& owned() const { return dist_.owned(); }
-  const std::array<int, N>& halo() const { return dist_.halo(); }
-  std::string label() const { return view_.label(); }
-  bool is_null() const { return dist_.is_null(); }
+  const Box<N>& owned() const {
+    return dist_.owned();
+  }
+  const std::array<int, N>& halo() const {
+    return dist_.halo();
+  }
+  std::string label() const {
+    return view_.label();
+  }
+  bool is_null() const {
+    return dist_.is_null();
+  }
 
   /// This rank's storage, halo included. Local.
-  const view_type& local_with_halo() const { return view_; }
+  const view_type& local_with_halo() const {
+    return view_;
+  }
   /// This rank's owned block (a subview of the storage). Local.
-  auto local() const { return owned_subview(std::make_index_sequence<N>{}); }
+  auto local() const {
+    return owned_subview(std::make_index_sequence<N>{});
+  }
   /// Kernel-side access to the owned block by local owned coordinates (0-based). Local.
   impl::OwnedAccess<view_type, N> owned_access() const {
     impl::OwnedAccess<view_type, N> a{view_, {}};
@@ -138,8 +210,13 @@ class Array {
   }
 
   // ---- element access -------------------------------------------------------------------------
-  /// Set every element (halo included) to v. Local.
-  void fill(const T& v) const { Kokkos::deep_copy(execution_space(), view_, v); }
+  /// Set every element (halo included) to v, on `exec`. Local.
+  void fill(const execution_space& exec, const T& v) const {
+    Kokkos::deep_copy(exec, view_, v);
+  }
+  void fill(const T& v) const {
+    fill(execution_space(), v);
+  }
   /// The element at global index g, on every rank. Collective.
   T get(const index_type& g) const;
   template <class... I, class = std::enable_if_t<sizeof...(I) == N && (std::is_integral_v<I> && ...)>>
@@ -149,7 +226,7 @@ class Array {
   /// Write v at global index g; the owner writes, the other ranks do nothing. Local.
   void set(const index_type& g, const T& v) const;
 
-  // ---- slices and expressions (bodies in slice.hpp and expr.hpp; include <spmd.hpp>) -------------
+  // ---- slices and expressions (bodies in slice.hpp and expr.hpp) --------------------------------
   /// NumPy-style slice `a(spmd::slice(1, -1), 0, spmd::all)`: a distributed view of the same
   /// storage (an spmd::ArrayView). Integers drop their axis; omitted trailing axes are `all`.
   /// Local (the arguments must be the same on every rank).
@@ -157,26 +234,63 @@ class Array {
   auto operator()(const S&... s) const {
     return view_of(*this, s...);
   }
-  /// a = expression: evaluates the expression into every element of `a` (one fused kernel over
-  /// the owned points, NumPy semantics; see expr.hpp). Collective. (`a = b` between two Arrays
-  /// stays a handle copy.)
-  template <class E, class = std::enable_if_t<impl::is_expression_v<E>>>
+  /// a = expression (or scalar): evaluates it into every owned element of `a` (one fused kernel,
+  /// NumPy semantics; see expr.hpp). Collective.
+  template <class E, class = std::enable_if_t<impl::is_expression_v<E> || std::is_arithmetic_v<E>>>
   Array& operator=(const E& e) {
     assign(*this, e);
     return *this;
   }
-  /// State of the expression module (cached plans, temporaries and buffers of assignments to
-  /// this array), shared by copies of the handle; made by expr.hpp on first use. Local.
-  std::shared_ptr<void>& impl_expr_state() const { return shared_->expr; }
+  /// a += e, a -= e, a *= e, a /= e (e: an Array, a view, an expression or a scalar): one fused
+  /// kernel each, in place. Collective.
+  template <class E>
+  Array& operator+=(const E& e) {
+    assign(*this, *this + e);
+    return *this;
+  }
+  template <class E>
+  Array& operator-=(const E& e) {
+    assign(*this, *this - e);
+    return *this;
+  }
+  template <class E>
+  Array& operator*=(const E& e) {
+    assign(*this, *this * e);
+    return *this;
+  }
+  template <class E>
+  Array& operator/=(const E& e) {
+    assign(*this, *this / e);
+    return *this;
+  }
 
-  // ---- halos (bodies in halo.hpp) --------------------------------------------------------------
+  // ---- halos ------------------------------------------------------------------------------------
   /// Fill the halo from the neighbours (full halo width; the plan is built on first use and
-  /// reused). Neighbour-collective: every rank of the communicator must call it.
-  void exchange_halo(Pattern pattern = Pattern::box) const;
-  /// Start a halo exchange; finish it with the returned request's end(). Neighbour-collective.
-  HaloRequest<T, N, MemorySpace> halo_begin(Pattern pattern = Pattern::box) const;
+  /// reused), on `exec`. Neighbour-collective: every rank of the communicator must call it.
+  void exchange_halo(const execution_space& exec, Pattern pattern = Pattern::box) const {
+    halo_plan(pattern)->begin(exec, *this);
+    halo_plan(pattern)->end();
+  }
+  void exchange_halo(Pattern pattern = Pattern::box) const {
+    exchange_halo(execution_space(), pattern);
+  }
+  /// Start a halo exchange on `exec`; finish it with the returned request's end().
+  /// Neighbour-collective.
+  HaloRequest<T, N, MemorySpace> halo_begin(const execution_space& exec, Pattern pattern = Pattern::box) const {
+    auto plan = halo_plan(pattern);
+    plan->begin(exec, *this);
+    return HaloRequest<T, N, MemorySpace>(plan);
+  }
+  HaloRequest<T, N, MemorySpace> halo_begin(Pattern pattern = Pattern::box) const {
+    return halo_begin(execution_space(), pattern);
+  }
 
  private:
+  template <class U, int K, class X>
+  friend Array<U, K, X> impl::share(const Array<U, K, X>& a);
+  template <class U, int K, class X>
+  friend std::shared_ptr<void>& impl::expr_slot(const Array<U, K, X>& a);
+
   template <class Alloc, std::size_t... D>
   view_type make_view(const Alloc& alloc, std::index_sequence<D...>) const {
     const auto e = dist_.local_extents_with_halo();
@@ -198,17 +312,45 @@ class Array {
                               impl::shape_str(dist_.shape())),
                     true);
   }
+  static std::string allocation_message(const char* fn, const Distribution<N>& d, const std::string& label,
+                                        const std::exception& e) {
+    double bytes = static_cast<double>(sizeof(T));
+    for (const int x : d.local_extents_with_halo()) bytes *= x;
+    const std::string why = e.what();
+    return impl::str(fn, ": cannot allocate '", label, "' (shape ", impl::shape_str(d.shape()), ", halo ",
+                     impl::shape_str(d.halo()), "): rank ", d.comm().rank(), " asked for ", impl::bytes_str(bytes),
+                     " in ", MemorySpace::name(), " (", why.substr(0, why.find('\n')).substr(0, 200), ")");
+  }
+  std::shared_ptr<HaloExchange<T, N, MemorySpace>> halo_plan(Pattern p) const {
+    auto& plan = p == Pattern::face ? shared_->face : shared_->box;
+    if (!plan) plan = std::make_shared<HaloExchange<T, N, MemorySpace>>(dist_, p);
+    return plan;
+  }
 
   struct Shared {
     std::shared_ptr<HaloExchange<T, N, MemorySpace>> face, box;  // built on first use of each
-    std::shared_ptr<void> expr;                                  // see impl_expr_state()
+    std::shared_ptr<void> expr;                                  // see impl::expr_slot
   };
-  std::shared_ptr<HaloExchange<T, N, MemorySpace>> default_halo(Pattern p) const;
 
   Distribution<N> dist_;
   view_type view_;
   std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
 };
+
+namespace impl {
+template <class T, int N, class M>
+Array<T, N, M> share(const Array<T, N, M>& a) {
+  Array<T, N, M> h;
+  h.dist_ = a.dist_;
+  h.view_ = a.view_;
+  h.shared_ = a.shared_;
+  return h;
+}
+template <class T, int N, class M>
+std::shared_ptr<void>& expr_slot(const Array<T, N, M>& a) {
+  return a.shared_->expr;
+}
+}  // namespace impl
 
 template <class T, int N, class M>
 T Array<T, N, M>::get(const index_type& g) const {
@@ -234,29 +376,29 @@ void Array<T, N, M>::set(const index_type& g, const T& v) const {
   Kokkos::deep_copy(element_subview(local_index(g), std::make_index_sequence<N>{}), v);
 }
 
-// ---- creation (all Collective: they build a Distribution) --------------------------------------
+// ---- creation on an existing distribution (Local) ----------------------------------------------
 
-/// Uninitialised array on an existing distribution. Local.
+/// Uninitialised array on an existing distribution, its View labelled `l`. Local.
 template <class T, class M = DefaultMemorySpace, int N>
-Array<T, N, M> empty(const Distribution<N>& d, const std::string& label = "spmd::empty") {
-  return Array<T, N, M>(d, label, Kokkos::WithoutInitializing);
+Array<T, N, M> empty(const Distribution<N>& d, const Label& l = Label{"spmd::empty"}) {
+  return Array<T, N, M>(d, l, Init::none);
 }
 /// Zero array on an existing distribution. Local.
 template <class T, class M = DefaultMemorySpace, int N>
-Array<T, N, M> zeros(const Distribution<N>& d, const std::string& label = "spmd::zeros") {
-  return Array<T, N, M>(d, label);
+Array<T, N, M> zeros(const Distribution<N>& d, const Label& l = Label{"spmd::zeros"}) {
+  return Array<T, N, M>(d, l, Init::zero);
 }
 /// Array filled with v on an existing distribution. Local.
 template <class T, class M = DefaultMemorySpace, int N>
-Array<T, N, M> full(const Distribution<N>& d, const T& v, const std::string& label = "spmd::full") {
-  auto a = empty<T, M>(d, label);
+Array<T, N, M> full(const Distribution<N>& d, const T& v, const Label& l = Label{"spmd::full"}) {
+  auto a = empty<T, M>(d, l);
   a.fill(v);
   return a;
 }
 /// Array of ones on an existing distribution. Local.
 template <class T, class M = DefaultMemorySpace, int N>
-Array<T, N, M> ones(const Distribution<N>& d, const std::string& label = "spmd::ones") {
-  return full<T, M>(d, T(1), label);
+Array<T, N, M> ones(const Distribution<N>& d, const Label& l = Label{"spmd::ones"}) {
+  return full<T, M>(d, T(1), l);
 }
 
 namespace impl {
@@ -265,6 +407,28 @@ Index<static_cast<int>(R)> to_index(const index_t (&shape)[R]) {
   Index<static_cast<int>(R)> s{};
   for (std::size_t d = 0; d < R; ++d) s[d] = shape[d];
   return s;
+}
+template <class... Opts>
+Label label_or(const char* fallback, const Opts&... opts) {
+  auto o = gather_options(opts...);
+  return Label{o.label.empty() ? std::string(fallback) : o.label};
+}
+/// An array on a new distribution of `shape`, allocation failures agreed across the
+/// communicator (every rank throws the message of the lowest failing rank). Collective.
+template <class T, class M, std::size_t R, class... Opts>
+Array<T, static_cast<int>(R), M> make_array(const char* fn, const Comm& comm, const std::array<index_t, R>& shape,
+                                            Init init, const Opts&... opts) {
+  constexpr int N = static_cast<int>(R);
+  const Distribution<N> d(comm, shape, opts...);
+  Array<T, N, M> a;
+  std::string err;
+  try {
+    a = Array<T, N, M>(d, label_or(fn, opts...), init);
+  } catch (const Error& e) {
+    err = e.what();
+  }
+  comm.check(err.empty(), err);
+  return a;
 }
 /// a(i) = start + i * step over the owned points. (Kept out of arange: CUDA does not allow an
 /// extended lambda in a function template with an unnamed template parameter.)
@@ -276,55 +440,53 @@ void arange_fill(const Array<T, 1, M>& a, T start, T step) {
       "spmd::array::arange", nd_policy<1>(typename M::execution_space(), {static_cast<int>(a.owned().extent(0))}),
       KOKKOS_LAMBDA(int i) { out(i) = static_cast<T>(start + static_cast<T>(lo + i) * step); });
 }
-template <class... Opts>
-std::string label_or(const char* fallback, const Opts&... opts) {
-  auto o = gather_options(opts...);
-  return o.label.empty() ? std::string(fallback) : o.label;
-}
 }  // namespace impl
 
+// ---- creation on a new distribution (Collective: they build a Distribution) --------------------
+
 /// `spmd::zeros<double>(comm, {4096, 4096}, spmd::halo(1))`: a new distribution and a zero
-/// array on it. Options: halo(...), periodic(...), grid(...), label(...). Collective.
+/// array on it. Options: halo(...), periodic(...), grid(...), label(...). Collective; an
+/// allocation failure on any rank is one spmd::Error on every rank.
 template <class T, class M = DefaultMemorySpace, std::size_t R, class... Opts, impl::if_options<Opts...> = 0>
 Array<T, static_cast<int>(R), M> zeros(const Comm& comm, const index_t (&shape)[R], const Opts&... opts) {
-  return zeros<T, M>(Distribution<static_cast<int>(R)>(comm, impl::to_index(shape), opts...),
-                     impl::label_or("spmd::zeros", opts...));
+  return impl::make_array<T, M>("spmd::zeros", comm, impl::to_index(shape), Init::zero, opts...);
 }
 /// Uninitialised array. Collective.
 template <class T, class M = DefaultMemorySpace, std::size_t R, class... Opts, impl::if_options<Opts...> = 0>
 Array<T, static_cast<int>(R), M> empty(const Comm& comm, const index_t (&shape)[R], const Opts&... opts) {
-  return empty<T, M>(Distribution<static_cast<int>(R)>(comm, impl::to_index(shape), opts...),
-                     impl::label_or("spmd::empty", opts...));
-}
-/// Array of ones. Collective.
-template <class T, class M = DefaultMemorySpace, std::size_t R, class... Opts, impl::if_options<Opts...> = 0>
-Array<T, static_cast<int>(R), M> ones(const Comm& comm, const index_t (&shape)[R], const Opts&... opts) {
-  return ones<T, M>(Distribution<static_cast<int>(R)>(comm, impl::to_index(shape), opts...),
-                    impl::label_or("spmd::ones", opts...));
+  return impl::make_array<T, M>("spmd::empty", comm, impl::to_index(shape), Init::none, opts...);
 }
 /// Array filled with v. Collective.
 template <class T, class M = DefaultMemorySpace, std::size_t R, class... Opts, impl::if_options<Opts...> = 0>
 Array<T, static_cast<int>(R), M> full(const Comm& comm, const index_t (&shape)[R], const T& v, const Opts&... opts) {
-  return full<T, M>(Distribution<static_cast<int>(R)>(comm, impl::to_index(shape), opts...), v,
-                    impl::label_or("spmd::full", opts...));
+  auto a = impl::make_array<T, M>("spmd::full", comm, impl::to_index(shape), Init::none, opts...);
+  a.fill(v);
+  return a;
+}
+/// Array of ones. Collective.
+template <class T, class M = DefaultMemorySpace, std::size_t R, class... Opts, impl::if_options<Opts...> = 0>
+Array<T, static_cast<int>(R), M> ones(const Comm& comm, const index_t (&shape)[R], const Opts&... opts) {
+  auto a = impl::make_array<T, M>("spmd::ones", comm, impl::to_index(shape), Init::none, opts...);
+  a.fill(T(1));
+  return a;
 }
 
-/// New arrays with the distribution (and memory space) of `a`. Local.
+/// New arrays with the distribution, memory space and label of `a`. Local.
 template <class T, int N, class M>
 Array<T, N, M> empty_like(const Array<T, N, M>& a) {
-  return empty<T, M>(a.distribution(), a.label());
+  return empty<T, M>(a.distribution(), Label{a.label()});
 }
 template <class T, int N, class M>
 Array<T, N, M> zeros_like(const Array<T, N, M>& a) {
-  return zeros<T, M>(a.distribution(), a.label());
+  return zeros<T, M>(a.distribution(), Label{a.label()});
 }
 template <class T, int N, class M>
 Array<T, N, M> ones_like(const Array<T, N, M>& a) {
-  return ones<T, M>(a.distribution(), a.label());
+  return ones<T, M>(a.distribution(), Label{a.label()});
 }
 template <class T, int N, class M>
 Array<T, N, M> full_like(const Array<T, N, M>& a, const typename Array<T, N, M>::value_type& v) {
-  return full<T, M>(a.distribution(), v, a.label());
+  return full<T, M>(a.distribution(), v, Label{a.label()});
 }
 
 /// 1-D array [start, start + step, ...) with ceil((stop - start) / step) elements, as
@@ -334,8 +496,7 @@ Array<T, 1, M> arange(const Comm& comm, T start, T stop, T step, const Opts&... 
   if (step == T(0)) throw Error("spmd::arange: step must not be zero", true);
   const double len = std::ceil((static_cast<double>(stop) - static_cast<double>(start)) / static_cast<double>(step));
   const index_t n = len > 0 ? static_cast<index_t>(len) : 0;
-  auto a = empty<T, M>(Distribution<1>(comm, Index<1>{n}, opts...), impl::label_or("spmd::arange", opts...));
-  a.fill(T(0));
+  auto a = impl::make_array<T, M>("spmd::arange", comm, Index<1>{n}, Init::zero, opts...);
   impl::arange_fill(a, start, step);
   return a;
 }
@@ -346,5 +507,3 @@ Array<T, 1, M> arange(const Comm& comm, index_t n, const Opts&... opts) {
 }
 
 }  // namespace spmd
-
-#include "spmd/halo.hpp"

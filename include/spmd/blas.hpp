@@ -2,24 +2,21 @@
 /// \file blas.hpp
 /// Distributed BLAS over Kokkos Kernels (namespace spmd::blas).
 ///
-/// Level 1, on 1-D Arrays: axpby, scal, copy, dot, nrm2, nrminf. A rank's owned part of a 1-D
-/// array is contiguous, so it is handed to KokkosBlas as an unmanaged LayoutLeft rank-1 View (the
-/// layout Kokkos Kernels instantiates ahead of time); results of reductions are combined with
-/// one MPI_Allreduce through Comm.
+/// Level 1, on 1-D Arrays: axpby, scal, copy, dot, nrm2, nrminf, with the BLAS argument order.
+/// They are spmd's own fused expressions and reductions (expr.hpp, reduce.hpp: one kernel layer,
+/// any execution space instance), with the BLAS semantics for zero scalars (beta == 0: y is not
+/// read; alpha == 0: x is not read).
 ///
 /// Level 2 and 3, on block-distributed 2-D Arrays (process grid pr x pc):
 ///   gemv  y = alpha A x + beta y    (GemvPlan; gemv builds one and applies it once)
 ///   gemm  C = alpha A B + beta C    (GemmPlan, SUMMA; gemm builds one and applies it once)
 /// A rank's row-major (LayoutRight) block is, read as column-major, the transposed block, so the
 /// local products run as KokkosBlas::gemv / gemm on LayoutLeft views of the transposes, without
-/// copies: (A B)^T = B^T A^T.
+/// copies: (A B)^T = B^T A^T. Kokkos Kernels 3.4 takes no execution space instance: with an
+/// instance other than the default, the local products are ordered after and before the
+/// instance's work by fences (impl::on_default_instance).
 
 #include <Kokkos_Core.hpp>
-#include <KokkosBlas1_axpby.hpp>
-#include <KokkosBlas1_dot.hpp>
-#include <KokkosBlas1_nrm2_squared.hpp>
-#include <KokkosBlas1_nrminf.hpp>
-#include <KokkosBlas1_scal.hpp>
 #include <KokkosBlas2_gemv.hpp>
 #include <KokkosBlas3_gemm.hpp>
 
@@ -32,6 +29,8 @@
 
 #include "spmd/algorithm.hpp"
 #include "spmd/array.hpp"
+#include "spmd/expr.hpp"
+#include "spmd/impl/local_views.hpp"
 #include "spmd/redistribute.hpp"
 #include "spmd/reduce.hpp"
 
@@ -39,28 +38,6 @@ namespace spmd::blas {
 
 namespace impl {
 using spmd::impl::str;
-
-/// The owned part of a 1-D array as an unmanaged LayoutLeft View (contiguous). Local.
-template <class T, class M>
-Kokkos::View<T*, Kokkos::LayoutLeft, M, Kokkos::MemoryTraits<Kokkos::Unmanaged>> vec(const Array<T, 1, M>& a) {
-  using V = Kokkos::View<T*, Kokkos::LayoutLeft, M, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  return V(a.local().data(), static_cast<std::size_t>(a.owned().extent(0)));
-}
-
-/// The transpose of an owned 2-D block as an unmanaged LayoutLeft View (extents n1 x n0): the
-/// row-major storage read column-major, cut to the owned box. Local.
-template <class T, class M>
-auto transposed_block(const Array<T, 2, M>& a) {
-  using LL = Kokkos::View<T**, Kokkos::LayoutLeft, M, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  const auto& s = a.local_with_halo();
-  const LL whole(s.data(), s.extent(1), s.extent(0));
-  const int h0 = a.halo()[0], h1 = a.halo()[1];
-  auto t = Kokkos::subview(whole, std::make_pair(h1, h1 + static_cast<int>(a.owned().extent(1))),
-                           std::make_pair(h0, h0 + static_cast<int>(a.owned().extent(0))));
-  static_assert(std::is_same_v<typename decltype(t)::array_layout, Kokkos::LayoutLeft>,
-                "spmd::blas: the transposed block should stay LayoutLeft (Kokkos Kernels' instantiated layout)");
-  return t;
-}
 
 template <class T, class M>
 void require_1d_alike(const char* fn, const Array<T, 1, M>& x, const Array<T, 1, M>& y) {
@@ -82,24 +59,44 @@ inline ProcessGrid grid_of(int p) {
 
 // ---- Level 1 -------------------------------------------------------------------------------------
 
-/// y = alpha x + beta y. x and y distributed alike. Local (no communication), but throws the
-/// same spmd::Error on every rank for arrays not distributed alike.
+/// y = alpha x + beta y on `exec`. x and y distributed alike. Local (no communication), but
+/// throws the same spmd::Error on every rank for arrays not distributed alike.
+template <class T, class M>
+void axpby(const typename M::execution_space& exec, const T& alpha, const Array<T, 1, M>& x, const T& beta,
+           const Array<T, 1, M>& y) {
+  impl::require_1d_alike("spmd::blas::axpby", x, y);
+  if (alpha == T(0) && beta == T(0))
+    assign(exec, y, T(0));
+  else if (alpha == T(0))
+    assign(exec, y, beta * y);
+  else if (beta == T(0))
+    assign(exec, y, alpha * x);
+  else
+    assign(exec, y, alpha * x + beta * y);
+}
 template <class T, class M>
 void axpby(const T& alpha, const Array<T, 1, M>& x, const T& beta, const Array<T, 1, M>& y) {
-  impl::require_1d_alike("spmd::blas::axpby", x, y);
-  if (x.owned().empty()) return;
-  KokkosBlas::axpby(alpha, impl::vec(x), beta, impl::vec(y));
+  axpby(typename M::execution_space(), alpha, x, beta, y);
 }
 
-/// x = alpha x. Local.
+/// x = alpha x (alpha == 0: x = 0, NaNs included). Local.
+template <class T, class M>
+void scal(const typename M::execution_space& exec, const T& alpha, const Array<T, 1, M>& x) {
+  if (alpha == T(0))
+    assign(exec, x, T(0));
+  else
+    assign(exec, x, alpha * x);
+}
 template <class T, class M>
 void scal(const T& alpha, const Array<T, 1, M>& x) {
-  if (x.owned().empty()) return;
-  const auto v = impl::vec(x);
-  KokkosBlas::scal(v, alpha, v);
+  scal(typename M::execution_space(), alpha, x);
 }
 
 /// y = x (the owned points; halos untouched). BLAS argument order: source first. Local.
+template <class T, class M>
+void copy(const typename M::execution_space& exec, const Array<T, 1, M>& x, const Array<T, 1, M>& y) {
+  spmd::copy(exec, y, x);
+}
 template <class T, class M>
 void copy(const Array<T, 1, M>& x, const Array<T, 1, M>& y) {
   spmd::copy(y, x);
@@ -107,26 +104,33 @@ void copy(const Array<T, 1, M>& x, const Array<T, 1, M>& y) {
 
 /// Sum of x(i) y(i). Collective.
 template <class T, class M>
-T dot(const Array<T, 1, M>& x, const Array<T, 1, M>& y) {
+T dot(const typename M::execution_space& exec, const Array<T, 1, M>& x, const Array<T, 1, M>& y) {
   impl::require_1d_alike("spmd::blas::dot", x, y);
-  const T local = x.owned().empty() ? T(0) : static_cast<T>(KokkosBlas::dot(impl::vec(x), impl::vec(y)));
-  return x.comm().allreduce(local, Op::sum);
+  return spmd::dot(exec, x, y);
+}
+template <class T, class M>
+T dot(const Array<T, 1, M>& x, const Array<T, 1, M>& y) {
+  return dot(typename M::execution_space(), x, y);
 }
 
 /// sqrt(sum x(i)^2). Collective.
 template <class T, class M>
+spmd::impl::real_t<T> nrm2(const typename M::execution_space& exec, const Array<T, 1, M>& x) {
+  return spmd::norm2(exec, x);
+}
+template <class T, class M>
 spmd::impl::real_t<T> nrm2(const Array<T, 1, M>& x) {
-  using R = spmd::impl::real_t<T>;
-  const R local = x.owned().empty() ? R(0) : static_cast<R>(KokkosBlas::nrm2_squared(impl::vec(x)));
-  return std::sqrt(x.comm().allreduce(local, Op::sum));
+  return spmd::norm2(x);
 }
 
 /// max |x(i)| (0 for an empty array). Collective.
 template <class T, class M>
-spmd::impl::real_t<T> nrminf(const Array<T, 1, M>& x) {
-  using R = spmd::impl::real_t<T>;
-  const R local = x.owned().empty() ? R(0) : static_cast<R>(KokkosBlas::nrminf(impl::vec(x)));
-  return x.comm().allreduce(local, Op::max);
+T nrminf(const typename M::execution_space& exec, const Array<T, 1, M>& x) {
+  return spmd::norm_inf(exec, x);
+}
+template <class T, class M>
+T nrminf(const Array<T, 1, M>& x) {
+  return spmd::norm_inf(x);
 }
 
 // ---- Level 2: gemv ---------------------------------------------------------------------------------
@@ -153,39 +157,45 @@ class GemvPlan {
       : a_dist_(checked(A, x, y)),
         grid_(a_dist_),
         x_row_(Distribution<1>(grid_.row, Index<1>{A.extent(1)}, impl::grid_of(a_dist_.dims()[1])),
-               "spmd::blas::x_row"),
+               Label{"spmd::blas::x_row"}),
         y_col_(Distribution<1>(grid_.col, Index<1>{A.extent(0)}, impl::grid_of(a_dist_.dims()[0])),
-               "spmd::blas::y_col"),
+               Label{"spmd::blas::y_col"}),
         x_plan_(A.comm(), x.distribution(), spmd::impl::Selection<1, 1>::identity(), x_row_.distribution(),
                 Backend::automatic, "spmd::blas::gemv"),
         y_plan_(A.comm(), a_dist_.coords()[1] == 0 ? y_col_.distribution() : Distribution<1>(),
                 spmd::impl::Selection<1, 1>::identity(), y.distribution(), Backend::automatic, "spmd::blas::gemv"),
-        y_tmp_(y.distribution(), "spmd::blas::y_tmp"),
+        y_tmp_(y.distribution(), Label{"spmd::blas::y_tmp"}),
         x_dist_(x.distribution()),
         y_dist_(y.distribution()) {}
 
-  /// y = alpha A x + beta y. A, x, y on the plan's distributions. Collective.
-  void apply(const T& alpha, const Array<T, 2, M>& A, const Array<T, 1, M>& x, const T& beta,
-             const Array<T, 1, M>& y) const {
+  /// y = alpha A x + beta y on `exec`. A, x, y on the plan's distributions. Collective.
+  void apply(const typename M::execution_space& exec, const T& alpha, const Array<T, 2, M>& A, const Array<T, 1, M>& x,
+             const T& beta, const Array<T, 1, M>& y) const {
     const char* fn = "spmd::blas::GemvPlan::apply";
     if (A.distribution() != a_dist_ || x.distribution() != x_dist_ || y.distribution() != y_dist_)
       throw Error(impl::str(fn, ": arrays are not on the distributions the plan was built for"), true);
-    x_plan_.apply(x, x_row_);
-    const auto yp = impl::vec(y_col_);
+    x_plan_.apply(exec, x_row_, x);
+    const auto yp = spmd::impl::vec(y_col_);
     if (A.owned().extent(0) > 0) {
       if (A.owned().extent(1) > 0)
-        KokkosBlas::gemv("T", alpha, impl::transposed_block(A), impl::vec(x_row_), T(0), yp);
+        spmd::impl::on_default_instance(exec, "spmd::blas::gemv local product", [&] {
+          KokkosBlas::gemv("T", alpha, spmd::impl::transposed_block(A), spmd::impl::vec(x_row_), T(0), yp);
+        });
       else
-        Kokkos::deep_copy(typename M::execution_space(), yp, T(0));
+        Kokkos::deep_copy(exec, yp, T(0));
     }
-    spmd::allreduce(grid_.row, yp, Op::sum);
-    const Array<T, 1, M> src = a_dist_.coords()[1] == 0 ? y_col_ : Array<T, 1, M>();
+    spmd::allreduce(exec, grid_.row, yp, Op::sum);
+    const Array<T, 1, M> src = a_dist_.coords()[1] == 0 ? spmd::impl::share(y_col_) : Array<T, 1, M>();
     if (beta == T(0)) {
-      y_plan_.apply(src, y);
+      y_plan_.apply(exec, y, src);
       return;
     }
-    y_plan_.apply(src, y_tmp_);
-    axpby(T(1), y_tmp_, beta, y);
+    y_plan_.apply(exec, y_tmp_, src);
+    axpby(exec, T(1), y_tmp_, beta, y);
+  }
+  void apply(const T& alpha, const Array<T, 2, M>& A, const Array<T, 1, M>& x, const T& beta,
+             const Array<T, 1, M>& y) const {
+    apply(typename M::execution_space(), alpha, A, x, beta, y);
   }
 
  private:
@@ -210,8 +220,13 @@ class GemvPlan {
 
 /// y = alpha A x + beta y (see GemvPlan; keep a plan to repeat). Collective.
 template <class T, class M>
+void gemv(const typename M::execution_space& exec, const T& alpha, const Array<T, 2, M>& A, const Array<T, 1, M>& x,
+          const T& beta, const Array<T, 1, M>& y) {
+  GemvPlan<T, M>(A, x, y).apply(exec, alpha, A, x, beta, y);
+}
+template <class T, class M>
 void gemv(const T& alpha, const Array<T, 2, M>& A, const Array<T, 1, M>& x, const T& beta, const Array<T, 1, M>& y) {
-  GemvPlan<T, M>(A, x, y).apply(alpha, A, x, beta, y);
+  gemv(typename M::execution_space(), alpha, A, x, beta, y);
 }
 
 // ---- Level 3: gemm (SUMMA) -------------------------------------------------------------------------
@@ -261,16 +276,14 @@ class GemmPlan {
     }
   }
 
-  /// C = alpha A B + beta C. Arrays on the plan's distributions. Collective.
-  void apply(const T& alpha, const Array<T, 2, M>& A, const Array<T, 2, M>& B, const T& beta,
-             const Array<T, 2, M>& C) const {
+  /// C = alpha A B + beta C on `exec`. Arrays on the plan's distributions. Collective.
+  void apply(const typename M::execution_space& exec, const T& alpha, const Array<T, 2, M>& A, const Array<T, 2, M>& B,
+             const T& beta, const Array<T, 2, M>& C) const {
     const char* fn = "spmd::blas::GemmPlan::apply";
     if (A.distribution() != a_ || B.distribution() != b_ || C.distribution() != c_)
       throw Error(spmd::impl::str(fn, ": arrays are not on the distributions the plan was built for"), true);
-    using Exec = typename M::execution_space;
-    const Exec exec;
     const int mloc = static_cast<int>(A.owned().extent(0)), nloc = static_cast<int>(B.owned().extent(1));
-    const auto ct = impl::transposed_block(C);  // n_loc x m_loc, column-major
+    const auto ct = spmd::impl::transposed_block(C);  // n_loc x m_loc, column-major
     const index_t ka = A.owned().lo[1], kb = B.owned().lo[0];
     const int my_c = a_.coords()[1], my_r = a_.coords()[0];
     bool first = true;
@@ -289,16 +302,26 @@ class GemmPlan {
         const int lo = static_cast<int>(p.k0 - kb);
         Kokkos::deep_copy(exec, bp, Kokkos::subview(B.local(), std::make_pair(lo, lo + w), Kokkos::ALL));
       }
-      bcast(grid_.row, a_panel_, a_host_, static_cast<std::size_t>(mloc) * w, p.owner_col);
-      bcast(grid_.col, b_panel_, b_host_, static_cast<std::size_t>(w) * nloc, p.owner_row);
+      bcast(exec, grid_.row, a_panel_, a_host_, static_cast<std::size_t>(mloc) * w, p.owner_col);
+      bcast(exec, grid_.col, b_panel_, b_host_, static_cast<std::size_t>(w) * nloc, p.owner_row);
       if (mloc > 0 && nloc > 0) {
         const LL apt(a_panel_.data(), w, mloc), bpt(b_panel_.data(), nloc, w);
-        KokkosBlas::gemm("N", "N", alpha, bpt, apt, first ? beta : T(1), ct);
+        const T b = first ? beta : T(1);
+        spmd::impl::on_default_instance(exec, "spmd::blas::gemm local product",
+                                        [&] { KokkosBlas::gemm("N", "N", alpha, bpt, apt, b, ct); });
       }
       first = false;
     }
-    if (first && mloc > 0 && nloc > 0) KokkosBlas::scal(ct, beta, ct);  // k == 0: C = beta C
-    spmd::impl::fence(exec, "spmd::blas::gemm after the last panel");
+    if (first) {  // k == 0: C = beta C (every rank alike)
+      if (beta == T(0))
+        assign(exec, C, T(0));
+      else
+        assign(exec, C, beta * C);
+    }
+  }
+  void apply(const T& alpha, const Array<T, 2, M>& A, const Array<T, 2, M>& B, const T& beta,
+             const Array<T, 2, M>& C) const {
+    apply(typename M::execution_space(), alpha, A, B, beta, C);
   }
 
   /// Number of panels per apply. Local.
@@ -313,9 +336,9 @@ class GemmPlan {
     int owner_col, owner_row;
   };
   /// MPI_Bcast of buf[0..n) over `comm` from `root`, staged through `host` for device data.
-  void bcast(const Comm& comm, const buffer& buf, const host_buffer& host, std::size_t n, int root) const {
+  void bcast(const typename M::execution_space& exec, const Comm& comm, const buffer& buf, const host_buffer& host,
+             std::size_t n, int root) const {
     if (comm.size() == 1 || n == 0) return;
-    const typename M::execution_space exec;
     const auto part = Kokkos::subview(buf, std::make_pair(std::size_t(0), n));
     if (!staged_) {
       spmd::impl::fence(exec, "spmd::blas::gemm before MPI_Bcast");
@@ -363,8 +386,13 @@ class GemmPlan {
 
 /// C = alpha A B + beta C by SUMMA (see GemmPlan; keep a plan to repeat). Collective.
 template <class T, class M>
+void gemm(const typename M::execution_space& exec, const T& alpha, const Array<T, 2, M>& A, const Array<T, 2, M>& B,
+          const T& beta, const Array<T, 2, M>& C) {
+  GemmPlan<T, M>(A, B, C).apply(exec, alpha, A, B, beta, C);
+}
+template <class T, class M>
 void gemm(const T& alpha, const Array<T, 2, M>& A, const Array<T, 2, M>& B, const T& beta, const Array<T, 2, M>& C) {
-  GemmPlan<T, M>(A, B, C).apply(alpha, A, B, beta, C);
+  gemm(typename M::execution_space(), alpha, A, B, beta, C);
 }
 
 }  // namespace spmd::blas

@@ -6,13 +6,9 @@
 #include <array>
 #include <ostream>
 
-#include "spmd/comm.hpp"
+#include "spmd/types.hpp"
 
 namespace spmd {
-
-/// An N-d global index.
-template <int N>
-using Index = std::array<index_t, N>;
 
 template <int N>
 struct Box {

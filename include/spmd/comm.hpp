@@ -17,14 +17,9 @@
 #include <vector>
 
 #include "spmd/error.hpp"
+#include "spmd/types.hpp"
 
 namespace spmd {
-
-/// Global indices and extents.
-using index_t = std::int64_t;
-
-/// Reduction operations for Comm's typed collectives.
-enum class Op { sum, prod, min, max, land, lor };
 
 /// The MPI datatype of an arithmetic type T (and std::complex<float/double>). Local.
 template <class T>
@@ -97,6 +92,13 @@ class Request {
   MPI_Request request_ = MPI_REQUEST_NULL;
   const char* where_ = "spmd::Request";
 };
+
+class Comm;
+namespace impl {
+/// State of a communication backend (the NCCL communicator) that lives and dies with a Comm;
+/// released before the MPI communicator is freed. For src/backend.cpp. Local.
+std::shared_ptr<void>& backend_state(const Comm& comm);
+}  // namespace impl
 
 class Comm {
  public:
@@ -181,11 +183,8 @@ class Comm {
   /// order on every rank (they are built collectively), so the tags agree. Local.
   int reserve_tags(int count) const;
 
-  /// Internal: state of a communication backend (the NCCL communicator) that lives and dies
-  /// with this communicator; released before the MPI communicator is freed. Local.
-  std::shared_ptr<void>& backend_state() const { return state_->backend; }
-
  private:
+  friend std::shared_ptr<void>& impl::backend_state(const Comm& comm);
   struct State {
     MPI_Comm comm = MPI_COMM_NULL;
     int rank = 0;

@@ -56,10 +56,6 @@ inline Label label(std::string name) {
   return Label{std::move(name)};
 }
 
-/// Halo exchange patterns: `face` fills the halo across faces only (no corners); `box` also fills
-/// edges and corners (3^N - 1 neighbours).
-enum class Pattern { face, box };
-
 /// Process-grid option: `grid({2, 3})`; 0 entries are chosen automatically.
 struct ProcessGrid {
   std::vector<int> dims;

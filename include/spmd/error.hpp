@@ -7,8 +7,6 @@
 /// see Comm::check) carries `collective() == true`: every rank of the communicator throws the
 /// same text, and Runtime's terminate handler prints it once instead of once per rank.
 
-#include <mpi.h>
-
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -35,6 +33,21 @@ template <class... Args>
 std::string str(Args&&... args) {
   std::ostringstream os;
   (os << ... << std::forward<Args>(args));
+  return os.str();
+}
+
+/// A byte count for people: "512 B", "1.50 KiB", "3.20 GiB". Local.
+inline std::string bytes_str(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 6) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(u == 0 ? 0 : 2);
+  os << bytes << ' ' << units[u];
   return os.str();
 }
 

@@ -1,10 +1,21 @@
 #pragma once
 /// \file reduce.hpp
-/// Reductions over distributed arrays. All Collective: every rank of the array's communicator
-/// calls them, and every rank gets the same result.
+/// Reductions of distributed data: sum, prod, min, max, mean, dot, norm2, norm_inf, argmin,
+/// argmax, count_nonzero, count_if, any_of, all_of. All Collective: every rank of the operand's
+/// communicator calls them and every rank gets the same result.
 ///
-/// Each rank reduces its owned block with one Kokkos kernel, then one MPI_Allreduce combines the
-/// ranks' partial results. Ranks that own nothing contribute the identity.
+/// One path for every operand: an Array, a slice (ArrayView) or an expression (expr.hpp) is
+/// reduced as the expression it is (`sum(a)` is `sum(a(spmd::all))`), without materialising
+/// anything: each rank folds its owned points in one kernel of the kernel layer
+/// (impl/kernels.hpp: row chunks with partial results in locals on host spaces, one point per
+/// thread on devices), then one MPI_Allreduce combines the ranks' partial results. Ranks that own
+/// nothing contribute the identity. Operands on other distributions than the first one are moved
+/// as in an assignment (expr.hpp). The execution-space-first overloads run the kernel on the
+/// given instance; the others on a default instance of the operand's execution space.
+///
+/// One meaning per name: any_of(x) / all_of(x) / count_nonzero(x) look at the elements' truth
+/// (nonzero), any_of(x, pred) / all_of(x, pred) / count_if(x, pred) at pred(element), for arrays,
+/// views and expressions alike (pred: a KOKKOS_LAMBDA of one value).
 
 #include <Kokkos_Core.hpp>
 
@@ -12,262 +23,245 @@
 #include <limits>
 #include <type_traits>
 
-#include "spmd/algorithm.hpp"
-#include "spmd/array.hpp"
-#include "spmd/backend.hpp"
+#include "spmd/expr.hpp"
+#include "spmd/impl/backend.hpp"
 
 namespace spmd {
 
 namespace impl {
-/// Floating type of norms and means: T for floating T, double otherwise.
-template <class T>
-using real_t = std::conditional_t<std::is_floating_point_v<T>, T, double>;
+/// Arrays, views and expressions.
+template <class X>
+using if_reducible = std::enable_if_t<is_operand_v<X>, int>;
+template <class E>
+using if_exec = std::enable_if_t<Kokkos::is_execution_space<E>::value, int>;
+/// The default execution space of an operand's data.
+template <class X>
+using exec_of = typename node_t<X>::memory_space::execution_space;
+/// The element type reductions of X fold (bool counts as index_t).
+template <class X>
+using elem_of = typename node_t<X>::value_type;
 
-/// Adapts a body(acc, i...) to Kokkos' reduction functor signature (i..., acc).
-template <class Body, class Acc, class Seq>
-struct ReduceAdapter;
-template <class Body, class Acc, std::size_t... D>
-struct ReduceAdapter<Body, Acc, std::index_sequence<D...>> {
-  Body body;
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(const int_t<D>... i, Acc& acc) const { body(acc, i...); }
-};
-
-/// Reduce body over the owned block of `a` with a Kokkos reducer (Kokkos::Sum<Acc>, ...).
-template <class Reducer, class Acc, class T, int N, class M, class Body>
-Acc local_reduce(const char* label, const Array<T, N, M>& a, const Body& body) {
-  Acc result{};
-  using Exec = typename M::execution_space;
-  Kokkos::parallel_reduce(label, nd_policy<N>(Exec(), owned_extents(a.owned())),
-                          ReduceAdapter<Body, Acc, std::make_index_sequence<N>>{body}, Reducer(result));
-  return result;
+template <class Exec, class X>
+void check_exec(const X&) {
+  static_assert(std::is_same_v<Exec, exec_of<X>>,
+                "spmd: a reduction's execution space instance must be of the operand's execution space");
 }
-/// The same with a Kokkos reducer kind (Kokkos::Sum, ...).
-template <template <class, class...> class Reducer, class Acc, class T, int N, class M, class Body>
-Acc local_reduce(const char* label, const Array<T, N, M>& a, const Body& body) {
-  return local_reduce<Reducer<Acc>, Acc>(label, a, body);
-}
-
-enum class Combine { sum, prod, min, max, absmax };
-
-/// acc = acc (C) x, in a kernel.
-template <Combine C, class Acc>
-KOKKOS_FORCEINLINE_FUNCTION void combine(Acc& acc, const Acc x) {
-  if constexpr (C == Combine::sum)
-    acc += x;
-  else if constexpr (C == Combine::prod)
-    acc *= x;
-  else if constexpr (C == Combine::min)
-    acc = x < acc ? x : acc;
-  else if constexpr (C == Combine::max)
-    acc = x > acc ? x : acc;
-  else {
-    const Acc m = x < Acc(0) ? -x : x;
-    acc = m > acc ? m : acc;
-  }
-}
-
-/// The Kokkos reducer that combines per-thread results of a C reduction.
-template <Combine C, class Acc>
-using reducer_t =
-    std::conditional_t<C == Combine::sum, Kokkos::Sum<Acc>,
-                       std::conditional_t<C == Combine::prod, Kokkos::Prod<Acc>,
-                                          std::conditional_t<C == Combine::min, Kokkos::Min<Acc>, Kokkos::Max<Acc>>>>;
-
-/// The ranks' partial results of a C reduction combined (one MPI_Allreduce). Collective.
-template <Combine C, class Acc>
-Acc combine_ranks(const Comm& comm, const Acc local) {
-  if constexpr (C == Combine::sum)
-    return comm.allreduce(local, Op::sum);
-  else if constexpr (C == Combine::prod)
-    return comm.allreduce(local, Op::prod);
-  else if constexpr (C == Combine::min)
-    return comm.allreduce(local, Op::min);
-  else if constexpr (C == Combine::max)
-    return comm.allreduce(local, Op::max);
-  else  // |x| >= 0: an empty block contributes 0, not Max's identity (the lowest Acc)
-    return comm.allreduce(local < Acc(0) ? Acc(0) : local, Op::max);
-}
-
-template <Combine C, class A>
-struct ValueBody {
-  A a;
-  template <class Acc, class... I>
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(Acc& acc, I... i) const {
-    combine<C>(acc, static_cast<Acc>(a(i...)));
-  }
-};
-
-template <class A, class B>
-struct DotBody {
-  A a;
-  B b;
-  template <class Acc, class... I>
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(Acc& acc, I... i) const {
-    acc += static_cast<Acc>(a(i...)) * static_cast<Acc>(b(i...));
-  }
-};
-
-template <class A, class P>
-struct CountBody {
-  A a;
-  P pred;
-  template <class... I>
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(index_t& acc, I... i) const {
-    if (pred(a(i...))) ++acc;
-  }
-};
-
-/// Lowest row-major global index whose value equals `target`.
-template <class A, class T, int N>
-struct FindBody {
-  A a;
-  T target;
-  Kokkos::Array<index_t, N> lo;     // global index of the owned block's first point
-  Kokkos::Array<index_t, N> shape;  // global shape
-  template <class... I>
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(index_t& acc, I... i) const {
-    if (!(a(i...) == target)) return;
-    const int idx[N] = {i...};
-    index_t lin = 0;
-    for (int d = 0; d < N; ++d) lin = lin * shape[d] + (lo[d] + idx[d]);
-    acc = lin < acc ? lin : acc;
-  }
-};
-
-template <class T, int N, class M>
-void require_nonempty(const char* fn, const Array<T, N, M>& a) {
-  if (a.size() == 0)
-    throw Error(impl::str(fn, ": zero-size array '", a.label(), "' (shape ", impl::shape_str(a.shape()), ") has no ",
-                          fn + 6, " (the reduction has no identity)"),
-                true);
-}
-
-template <Combine C, class T, int N, class M>
-T reduce_value(const char* label, const Array<T, N, M>& a) {
-  using Body = ValueBody<C, decltype(a.owned_access())>;
-  return combine_ranks<C>(a.comm(), local_reduce<reducer_t<C, T>, T>(label, a, Body{a.owned_access()}));
-}
-
-template <class T, int N, class M>
-Index<N> find_first(const char* label, const Array<T, N, M>& a, const T& target) {
-  FindBody<decltype(a.owned_access()), T, N> body{a.owned_access(), target, {}, {}};
-  for (int d = 0; d < N; ++d) {
-    body.lo[d] = a.owned().lo[d];
-    body.shape[d] = a.shape()[d];
-  }
-  const index_t lin = a.comm().allreduce(local_reduce<Kokkos::Min, index_t>(label, a, body), Op::min);
-  Index<N> g{};
-  index_t r = lin;
+/// Global index of view index `lin` (row-major over `shape`). Local.
+template <std::size_t R>
+std::array<index_t, R> unravel(index_t lin, const std::array<index_t, R>& shape) {
+  constexpr int N = static_cast<int>(R);
+  std::array<index_t, R> g{};
   for (int d = N - 1; d >= 0; --d) {
-    g[d] = r % a.shape()[d];
-    r /= a.shape()[d];
+    g[d] = shape[d] > 0 ? lin % shape[d] : 0;
+    lin = shape[d] > 0 ? lin / shape[d] : 0;
   }
   return g;
 }
 }  // namespace impl
 
-/// Sum of all elements (0 for an empty array). Collective.
-template <class T, int N, class M>
-T sum(const Array<T, N, M>& a) {
-  return impl::reduce_value<impl::Combine::sum>("spmd::reduce::sum", a);
+/// Sum of all elements (0 for an empty operand; bool counts). Collective.
+template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto sum(const Exec& exec, const X& x) {
+  impl::check_exec<Exec>(x);
+  using V = impl::elem_of<X>;
+  using Acc = std::conditional_t<std::is_same_v<V, bool>, index_t, V>;
+  return impl::reduce_expr<impl::Combine::sum, impl::Map::value, Acc>(exec, "spmd::sum", "spmd::reduce::sum",
+                                                                      impl::as_node(x));
 }
-/// Product of all elements (1 for an empty array). Collective.
-template <class T, int N, class M>
-T prod(const Array<T, N, M>& a) {
-  return impl::reduce_value<impl::Combine::prod>("spmd::reduce::prod", a);
+/// Product of all elements (1 for an empty operand). Collective.
+template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto prod(const Exec& exec, const X& x) {
+  impl::check_exec<Exec>(x);
+  return impl::reduce_expr<impl::Combine::prod, impl::Map::value, impl::elem_of<X>>(
+      exec, "spmd::prod", "spmd::reduce::prod", impl::as_node(x));
 }
-/// Smallest element; throws for an empty array. NaNs are not ordered (as with std::min).
-/// Collective.
-template <class T, int N, class M>
-T min(const Array<T, N, M>& a) {
-  impl::require_nonempty("spmd::min", a);
-  return impl::reduce_value<impl::Combine::min>("spmd::reduce::min", a);
+/// Smallest element; throws the same spmd::Error on every rank for a zero-size operand. NaNs
+/// are not ordered (as with std::min). Collective.
+template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto min(const Exec& exec, const X& x) {
+  impl::check_exec<Exec>(x);
+  const auto e = impl::as_node(x);
+  impl::require_nonempty_expr("spmd::min", e);
+  return impl::reduce_expr<impl::Combine::min, impl::Map::value, impl::elem_of<X>>(exec, "spmd::min",
+                                                                                   "spmd::reduce::min", e);
 }
-/// Largest element; throws for an empty array. Collective.
-template <class T, int N, class M>
-T max(const Array<T, N, M>& a) {
-  impl::require_nonempty("spmd::max", a);
-  return impl::reduce_value<impl::Combine::max>("spmd::reduce::max", a);
+/// Largest element; throws for a zero-size operand. Collective.
+template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto max(const Exec& exec, const X& x) {
+  impl::check_exec<Exec>(x);
+  const auto e = impl::as_node(x);
+  impl::require_nonempty_expr("spmd::max", e);
+  return impl::reduce_expr<impl::Combine::max, impl::Map::value, impl::elem_of<X>>(exec, "spmd::max",
+                                                                                   "spmd::reduce::max", e);
 }
-/// Arithmetic mean (double for integer T); throws for an empty array. Collective.
-template <class T, int N, class M>
-impl::real_t<T> mean(const Array<T, N, M>& a) {
-  impl::require_nonempty("spmd::mean", a);
-  using R = impl::real_t<T>;
-  using Body = impl::ValueBody<impl::Combine::sum, decltype(a.owned_access())>;
-  const R s =
-      a.comm().allreduce(impl::local_reduce<Kokkos::Sum, R>("spmd::reduce::mean", a, Body{a.owned_access()}), Op::sum);
-  return s / static_cast<R>(a.size());
+/// Arithmetic mean (double for integer elements); throws for a zero-size operand. Collective.
+template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto mean(const Exec& exec, const X& x) {
+  impl::check_exec<Exec>(x);
+  const auto e = impl::as_node(x);
+  impl::require_nonempty_expr("spmd::mean", e);
+  using R = impl::real_t<impl::elem_of<X>>;
+  return impl::reduce_expr<impl::Combine::sum, impl::Map::value, R>(exec, "spmd::mean", "spmd::reduce::mean", e) /
+         static_cast<R>(impl::expr_size(e));
 }
-/// Sum of a(i) * b(i); a and b must be distributed alike. Collective.
-template <class T, int N, class M>
-T dot(const Array<T, N, M>& a, const Array<T, N, M>& b) {
-  impl::check_same_layout("spmd::dot", a, b);
-  using Body = impl::DotBody<decltype(a.owned_access()), decltype(b.owned_access())>;
-  return a.comm().allreduce(
-      impl::local_reduce<Kokkos::Sum, T>("spmd::reduce::dot", a, Body{a.owned_access(), b.owned_access()}), Op::sum);
+/// Euclidean norm sqrt(sum x^2). Collective.
+template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto norm2(const Exec& exec, const X& x) {
+  impl::check_exec<Exec>(x);
+  using R = impl::real_t<impl::elem_of<X>>;
+  return std::sqrt(impl::reduce_expr<impl::Combine::sum, impl::Map::square, R>(
+      exec, "spmd::norm2", "spmd::reduce::norm2", impl::as_node(x)));
 }
-/// Euclidean norm sqrt(sum a(i)^2). Collective.
-template <class T, int N, class M>
-impl::real_t<T> norm2(const Array<T, N, M>& a) {
-  using R = impl::real_t<T>;
-  using Body = impl::DotBody<decltype(a.owned_access()), decltype(a.owned_access())>;
-  const R s = a.comm().allreduce(
-      impl::local_reduce<Kokkos::Sum, R>("spmd::reduce::norm2", a, Body{a.owned_access(), a.owned_access()}), Op::sum);
-  return std::sqrt(s);
+/// Largest absolute value (0 for an empty operand). Collective.
+template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto norm_inf(const Exec& exec, const X& x) {
+  impl::check_exec<Exec>(x);
+  return impl::reduce_expr<impl::Combine::absmax, impl::Map::value, impl::elem_of<X>>(
+      exec, "spmd::norm_inf", "spmd::reduce::norm_inf", impl::as_node(x));
 }
-/// Largest absolute value (0 for an empty array). Collective.
-template <class T, int N, class M>
-T norm_inf(const Array<T, N, M>& a) {
-  return impl::reduce_value<impl::Combine::absmax>("spmd::reduce::norm_inf", a);
+/// Sum of a * b over all elements (a, b: arrays, views or expressions of one shape). Collective.
+template <class Exec, class A, class B, impl::if_exec<Exec> = 0, impl::if_reducible<A> = 0, impl::if_reducible<B> = 0>
+auto dot(const Exec& exec, const A& a, const B& b) {
+  return sum(exec, a * b);
 }
-/// Global index of the smallest element; ties go to the lowest row-major index. Throws for an
-/// empty array. With NaNs present the result is unspecified (as for min). Collective.
-template <class T, int N, class M>
-Index<N> argmin(const Array<T, N, M>& a) {
-  impl::require_nonempty("spmd::argmin", a);
-  return impl::find_first("spmd::reduce::argmin", a, min(a));
+/// Number of nonzero (true) elements. Collective.
+template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+index_t count_nonzero(const Exec& exec, const X& x) {
+  impl::check_exec<Exec>(x);
+  return impl::reduce_expr<impl::Combine::sum, impl::Map::nonzero, index_t>(
+      exec, "spmd::count_nonzero", "spmd::reduce::count_nonzero", impl::as_node(x));
 }
-/// Global index of the largest element; ties go to the lowest row-major index. Collective.
-template <class T, int N, class M>
-Index<N> argmax(const Array<T, N, M>& a) {
-  impl::require_nonempty("spmd::argmax", a);
-  return impl::find_first("spmd::reduce::argmax", a, max(a));
+/// Number of elements v with pred(v) true; pred is a KOKKOS_LAMBDA of one value. Collective.
+template <class Exec, class X, class P, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+index_t count_if(const Exec& exec, const X& x, const P& pred) {
+  impl::check_exec<Exec>(x);
+  using Node = impl::node_t<X>;
+  return impl::reduce_expr<impl::Combine::sum, impl::Map::nonzero, index_t>(
+      exec, "spmd::count_if", "spmd::reduce::count_if", impl::MapExpr<P, Node>{pred, impl::as_node(x)});
 }
-/// Number of elements for which pred(value) is true; pred is a KOKKOS_LAMBDA. Collective.
-template <class T, int N, class M, class P>
-index_t count_if(const Array<T, N, M>& a, const P& pred) {
-  impl::CountBody<decltype(a.owned_access()), P> body{a.owned_access(), pred};
-  return a.comm().allreduce(impl::local_reduce<Kokkos::Sum, index_t>("spmd::reduce::count_if", a, body), Op::sum);
+/// True when some element is nonzero (false for a zero-size operand). Collective.
+template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+bool any_of(const Exec& exec, const X& x) {
+  return count_nonzero(exec, x) > 0;
 }
-/// True when pred holds for some element (false for an empty array). Collective.
-template <class T, int N, class M, class P>
-bool any_of(const Array<T, N, M>& a, const P& pred) {
-  return count_if(a, pred) > 0;
+/// True when every element is nonzero (true for a zero-size operand). Collective.
+template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+bool all_of(const Exec& exec, const X& x) {
+  return count_nonzero(exec, x) == impl::expr_size(impl::as_node(x));
 }
-/// True when pred holds for every element (true for an empty array). Collective.
-template <class T, int N, class M, class P>
-bool all_of(const Array<T, N, M>& a, const P& pred) {
-  return count_if(a, pred) == a.size();
+/// True when pred holds for some element. Collective.
+template <class Exec, class X, class P, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+bool any_of(const Exec& exec, const X& x, const P& pred) {
+  return count_if(exec, x, pred) > 0;
+}
+/// True when pred holds for every element (true for a zero-size operand). Collective.
+template <class Exec, class X, class P, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+bool all_of(const Exec& exec, const X& x, const P& pred) {
+  return count_if(exec, x, pred) == impl::expr_size(impl::as_node(x));
+}
+/// Index of the smallest element (a global index for an Array, a view index for a view or an
+/// expression); ties go to the lowest row-major index. Throws for a zero-size operand; with NaNs
+/// present the result is unspecified (as for min). Collective.
+template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto argmin(const Exec& exec, const X& x) {
+  impl::check_exec<Exec>(x);
+  const auto e = impl::as_node(x);
+  impl::require_nonempty_expr("spmd::argmin", e);
+  return impl::unravel(impl::arg_expr<true>(exec, "spmd::argmin", "spmd::reduce::argmin", e), e.shape());
+}
+/// Index of the largest element; ties go to the lowest row-major index. Collective.
+template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto argmax(const Exec& exec, const X& x) {
+  impl::check_exec<Exec>(x);
+  const auto e = impl::as_node(x);
+  impl::require_nonempty_expr("spmd::argmax", e);
+  return impl::unravel(impl::arg_expr<false>(exec, "spmd::argmax", "spmd::reduce::argmax", e), e.shape());
+}
+
+// ---- the same on a default instance of the operand's execution space ---------------------------
+
+template <class X, impl::if_reducible<X> = 0>
+auto sum(const X& x) {
+  return sum(impl::exec_of<X>(), x);
+}
+template <class X, impl::if_reducible<X> = 0>
+auto prod(const X& x) {
+  return prod(impl::exec_of<X>(), x);
+}
+template <class X, impl::if_reducible<X> = 0>
+auto min(const X& x) {
+  return min(impl::exec_of<X>(), x);
+}
+template <class X, impl::if_reducible<X> = 0>
+auto max(const X& x) {
+  return max(impl::exec_of<X>(), x);
+}
+template <class X, impl::if_reducible<X> = 0>
+auto mean(const X& x) {
+  return mean(impl::exec_of<X>(), x);
+}
+template <class X, impl::if_reducible<X> = 0>
+auto norm2(const X& x) {
+  return norm2(impl::exec_of<X>(), x);
+}
+template <class X, impl::if_reducible<X> = 0>
+auto norm_inf(const X& x) {
+  return norm_inf(impl::exec_of<X>(), x);
+}
+template <class A, class B, impl::if_reducible<A> = 0, impl::if_reducible<B> = 0>
+auto dot(const A& a, const B& b) {
+  return dot(impl::exec_of<A>(), a, b);
+}
+template <class X, impl::if_reducible<X> = 0>
+index_t count_nonzero(const X& x) {
+  return count_nonzero(impl::exec_of<X>(), x);
+}
+template <class X, class P, impl::if_reducible<X> = 0, std::enable_if_t<!impl::is_operand_v<P>, int> = 0>
+index_t count_if(const X& x, const P& pred) {
+  return count_if(impl::exec_of<X>(), x, pred);
+}
+template <class X, impl::if_reducible<X> = 0>
+bool any_of(const X& x) {
+  return any_of(impl::exec_of<X>(), x);
+}
+template <class X, impl::if_reducible<X> = 0>
+bool all_of(const X& x) {
+  return all_of(impl::exec_of<X>(), x);
+}
+template <class X, class P, impl::if_reducible<X> = 0, std::enable_if_t<!impl::is_operand_v<P>, int> = 0>
+bool any_of(const X& x, const P& pred) {
+  return any_of(impl::exec_of<X>(), x, pred);
+}
+template <class X, class P, impl::if_reducible<X> = 0, std::enable_if_t<!impl::is_operand_v<P>, int> = 0>
+bool all_of(const X& x, const P& pred) {
+  return all_of(impl::exec_of<X>(), x, pred);
+}
+template <class X, impl::if_reducible<X> = 0>
+auto argmin(const X& x) {
+  return argmin(impl::exec_of<X>(), x);
+}
+template <class X, impl::if_reducible<X> = 0>
+auto argmax(const X& x) {
+  return argmax(impl::exec_of<X>(), x);
 }
 
 /// Element-wise all-reduce, in place, of a contiguous Kokkos::View in any memory space (for
-/// per-rank partial results held on the device). NCCL on its stream when the backend resolves
-/// to NCCL; otherwise MPI, directly when it can read the memory, else through a host copy.
-/// Collective.
-template <class View>
-void allreduce(const Comm& comm, const View& v, Op op, Backend backend = Backend::automatic) {
+/// per-rank partial results held on the device), on `exec`. NCCL on its stream when the backend
+/// resolves to NCCL; otherwise MPI, directly when it can read the memory, else through a host
+/// copy. Collective.
+template <class Exec, class View, impl::if_exec<Exec> = 0>
+void allreduce(const Exec& exec, const Comm& comm, const View& v, Op op, Backend backend = Backend::automatic) {
   using M = typename View::memory_space;
   using T = typename View::non_const_value_type;
   static_assert(!std::is_const_v<typename View::value_type>, "spmd::allreduce: the view must be writable");
+  static_assert(Kokkos::SpaceAccessibility<Exec, M>::accessible,
+                "spmd::allreduce: the view must be accessible from the execution space");
   if (!v.span_is_contiguous())
     throw Error(impl::str("spmd::allreduce: view '", v.label(), "' is not contiguous"), true);
   const Backend b = impl::resolve_backend<M>(comm, backend, "spmd::allreduce");
-  typename M::execution_space exec;
   const auto n = static_cast<std::size_t>(v.span());
   if (b == Backend::nccl) {
     impl::nccl_allreduce(comm, impl::stream_of(exec), v.data(), n, impl::kind_of<T>(), op);
-    impl::fence(exec, "spmd::allreduce after ncclAllReduce");
     return;
   }
   if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
@@ -280,9 +274,14 @@ void allreduce(const Comm& comm, const View& v, Op op, Backend backend = Backend
   Kokkos::View<T*, Kokkos::HostSpace> host(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::allreduce::host")), n);
   Kokkos::View<T*, M, Kokkos::MemoryUnmanaged> flat(v.data(), n);
-  Kokkos::deep_copy(host, flat);
+  Kokkos::deep_copy(exec, host, flat);
+  impl::fence(exec, "spmd::allreduce before MPI_Allreduce (staged)");
   comm.allreduce(host.data(), static_cast<int>(n), op);
-  Kokkos::deep_copy(flat, host);
+  Kokkos::deep_copy(flat, host);  // blocking: `host` is freed on return
+}
+template <class View>
+void allreduce(const Comm& comm, const View& v, Op op, Backend backend = Backend::automatic) {
+  allreduce(typename View::execution_space(), comm, v, op, backend);
 }
 
 }  // namespace spmd

@@ -15,16 +15,17 @@
 /// `a[5::-2]`); a step may be any nonzero integer; an integer index drops its axis (negative
 /// counts from the end; out of range is an error); omitted trailing axes are `all`.
 ///
-/// A view is a handle: the parent Array (shared storage, shared distribution) plus an affine
+/// A view is a handle: the parent Array's storage (shared, unlike copies of an Array) plus an affine
 /// impl::Selection from the view's indices to the parent's global indices. Slicing a view
 /// composes the selections. Nothing moves when a view is made (Local). Assigning to a view
 /// writes the parent's owned points inside the selection (never its halo), with NumPy's
-/// semantics, and is collective (expr.hpp). spmd::copy(view) makes a new Array.
+/// semantics, and is collective (its body is in expr.hpp: include <spmd.hpp> or <spmd/expr.hpp>).
+/// spmd::copy(view) makes a new Array.
 ///
 /// Assignment to a view writes data: `v = w` between two views copies w's elements into v's
 /// (like NumPy's `v[...] = w`); copying a view handle is `auto v2 = v;` (construction). So do not
 /// std::swap two views (that would swap their contents through a temporary view of the first);
-/// swap Array handles instead (`std::swap(u, next)`, `spmd::swap`).
+/// swap the Arrays instead (`std::swap(u, next)`, `spmd::swap`: moves, nothing is copied).
 
 #include <Kokkos_Core.hpp>
 
@@ -34,7 +35,7 @@
 #include <utility>
 
 #include "spmd/array.hpp"
-#include "spmd/redistribute.hpp"
+#include "spmd/impl/selection.hpp"
 
 namespace spmd {
 
@@ -214,8 +215,9 @@ class ArrayView {
 
   /// The view of `parent` whose index j is parent index sel(j), j in [0, shape). Local.
   ArrayView(const parent_type& parent, const selection_type& sel, const index_type& shape)
-      : parent_(parent), sel_(sel), shape_(shape) {}
-  ArrayView(const ArrayView&) = default;
+      : parent_(impl::share(parent)), sel_(sel), shape_(shape) {}
+  /// Another handle on the same view (the parent's storage stays shared). Local.
+  ArrayView(const ArrayView& o) : parent_(impl::share(o.parent_)), sel_(o.sel_), shape_(o.shape_) {}
   ArrayView(ArrayView&&) = default;
 
   // ---- queries (all Local) --------------------------------------------------------------------
@@ -254,14 +256,27 @@ class ArrayView {
     assign(*this, e);
     return *this;
   }
+  /// v += e, v -= e, v *= e, v /= e: one fused kernel each, in place.
   template <class E>
-  ArrayView& operator+=(const E& e);
+  ArrayView& operator+=(const E& e) {
+    assign(*this, *this + e);
+    return *this;
+  }
   template <class E>
-  ArrayView& operator-=(const E& e);
+  ArrayView& operator-=(const E& e) {
+    assign(*this, *this - e);
+    return *this;
+  }
   template <class E>
-  ArrayView& operator*=(const E& e);
+  ArrayView& operator*=(const E& e) {
+    assign(*this, *this * e);
+    return *this;
+  }
   template <class E>
-  ArrayView& operator/=(const E& e);
+  ArrayView& operator/=(const E& e) {
+    assign(*this, *this / e);
+    return *this;
+  }
 
  private:
   parent_type parent_;
@@ -306,8 +321,8 @@ std::string ArrayView<T, M, N, Mem>::describe() const {
   return s + "]";
 }
 
-/// Swap two Array handles (the double-buffer idiom: `next(...) = f(u(...)); spmd::swap(u, next);`).
-/// Nothing is copied. Local.
+/// Swap two arrays (the double-buffer idiom: `next(...) = f(u(...)); spmd::swap(u, next);`): their
+/// storage changes hands, nothing is copied. Slices keep the storage they were made from. Local.
 template <class T, int N, class Mem>
 void swap(Array<T, N, Mem>& a, Array<T, N, Mem>& b) noexcept {
   Array<T, N, Mem> t = std::move(a);
@@ -316,5 +331,3 @@ void swap(Array<T, N, Mem>& a, Array<T, N, Mem>& b) noexcept {
 }
 
 }  // namespace spmd
-
-#include "spmd/expr.hpp"

@@ -1,35 +1,53 @@
 #pragma once
-// The point-to-point part of a communication plan: a fixed list of messages (peer, offset and
-// count in a send and a receive buffer), the buffers themselves (in the data's memory space, plus
-// pinned host staging where MPI cannot read that space), one tag, and the backend chosen once.
+// The communication engine's message part, the one plan type every exchange runs on (halo
+// exchanges, redistributions and moved expression operands, the sparse ghost import, gathers):
+// a fixed list of messages (peer, offset and count in a send and a receive buffer), the buffers
+// themselves (in the data's memory space, plus pinned host staging where MPI cannot read that
+// space), one tag, and the backend chosen once. Only this file posts point-to-point messages.
 //
-// Use per exchange, between the plan's own packing and unpacking kernels:
-//   post_receives();          // MPI: one MPI_Irecv per message (NCCL: nothing yet)
-//   <pack into send_buffer()>
-//   send();                   // MPI: stage, fence, one MPI_Isend per message; NCCL: one group
+// Use per exchange, between the plan's own packing and unpacking kernels (box_copy.hpp), all on
+// one execution space instance:
+//   reserve(width);           // optional: `width` elements per point (several arrays at once)
+//   <pack into send_buffer() on exec>
+//   start(exec);              // MPI: stage, fence, one MPI_Irecv and one MPI_Isend per message;
+//                             //      NCCL: one grouped send/receive on exec's stream
 //   <independent work>
-//   wait_receives();          // MPI: wait, copy staging -> recv_buffer(); NCCL: stream-ordered
-//   <unpack from recv_buffer()>
+//   wait_receives(exec);      // MPI: wait, copy staging -> recv_buffer() on exec; NCCL: nothing
+//   <unpack from recv_buffer() on exec>
 //   wait_sends();
-// Nothing here allocates after construction.
+// start() fences exec before the receives are posted, so a previous exchange's unpack kernel has
+// finished reading the receive buffer before MPI may write it again; nothing fences after the
+// unpack (it is ordered before later work on the same instance). A plan with no messages on this
+// rank does not fence at all. Nothing allocates after construction, except reserve() growing the
+// buffers once for a wider exchange.
 
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <climits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
-#include "spmd/backend.hpp"
 #include "spmd/comm.hpp"
+#include "spmd/impl/backend.hpp"
 #include "spmd/impl/ndrange.hpp"
-#include "spmd/impl/staging.hpp"
 
 namespace spmd::impl {
 
-/// One message of a plan: `count` elements at `offset` of the plan's send (or receive) buffer,
-/// to (or from) `rank`.
+/// Host memory that MPI can read and that copies quickly to and from MemorySpace.
+template <class MemorySpace>
+struct staging_space {
+#if defined(KOKKOS_ENABLE_CUDA)
+  using type = std::conditional_t<host_accessible<MemorySpace>(), MemorySpace, Kokkos::CudaHostPinnedSpace>;
+#else
+  using type = std::conditional_t<host_accessible<MemorySpace>(), MemorySpace, Kokkos::HostSpace>;
+#endif
+};
+
+/// One message of a plan: `count` points at point `offset` of the plan's send (or receive)
+/// buffer, to (or from) `rank`.
 struct Message {
   int rank;
   index_t offset;
@@ -42,91 +60,112 @@ class MessagePlan {
   using buffer_type = Kokkos::View<T*, Mem>;
   using execution_space = typename Mem::execution_space;
 
-  /// Messages `sends` and `recvs` (offsets into buffers of `send_total` and `recv_total`
-  /// elements) on `comm`, moved with `backend`. Reserves one tag, so it must be built in the
-  /// same order on every rank. Collective (resolving the backend may create the NCCL
-  /// communicator) and throws the same spmd::Error everywhere when a message is larger than
-  /// MPI's int count of bytes. `label` prefixes the buffers' labels; `fn` names the caller in errors.
+  /// Messages `sends` and `recvs` (offsets into buffers of `send_total` and `recv_total` points)
+  /// on `comm`, moved with `backend`. Reserves one tag, so it must be built in the same order on
+  /// every rank. Collective: resolving the backend may create the NCCL communicator, and the
+  /// largest message over all ranks is agreed here, so that every size check (now and in
+  /// reserve()) reaches the same verdict on every rank. `label` prefixes the buffers' labels;
+  /// `fn` names the caller in errors.
   MessagePlan(const Comm& comm, std::vector<Message> sends, index_t send_total, std::vector<Message> recvs,
               index_t recv_total, Backend backend, const char* fn, const std::string& label)
       : comm_(comm),
         fn_(fn),
-        fence_label_(fn_ + " before MPI_Isend"),
+        label_(label),
+        fence_label_(fn_ + " before MPI_Irecv/MPI_Isend"),
         sends_(std::move(sends)),
-        recvs_(std::move(recvs)) {
-    comm.check(largest() * static_cast<index_t>(sizeof(T)) <= INT_MAX,
-               str(fn, ": a message of ", largest(), " elements is larger than MPI's int count of bytes"));
+        recvs_(std::move(recvs)),
+        send_total_(send_total),
+        recv_total_(recv_total) {
+    index_t big = 0;
+    for (const auto& m : sends_) big = std::max(big, m.count);
+    for (const auto& m : recvs_) big = std::max(big, m.count);
+    largest_ = comm.allreduce(big, Op::max);
     backend_ = resolve_backend<Mem>(comm, backend, fn);
     staged_ = backend_ == Backend::mpi && !host_accessible<Mem>() && !mpi_cuda_aware();
     tag_ = comm.reserve_tags(1);
-    send_buf_ = make<Mem>(label + "::send_buffer", send_total);
-    recv_buf_ = make<Mem>(label + "::recv_buffer", recv_total);
-    if (staged_) {
-      send_host_ = make<staging>(label + "::send_staging", send_total);
-      recv_host_ = make<staging>(label + "::recv_staging", recv_total);
-    }
     requests_.reserve(sends_.size() + recvs_.size());
     p2p_send_.reserve(sends_.size());
     p2p_recv_.reserve(recvs_.size());
+    reserve(1);
+  }
+  MessagePlan(const MessagePlan&) = delete;
+  MessagePlan& operator=(const MessagePlan&) = delete;
+  MessagePlan(MessagePlan&&) = default;
+  MessagePlan& operator=(MessagePlan&&) = default;
+
+  /// Make the buffers hold `width` elements per point (grown once, never shrunk) and move that
+  /// many per point from now on. Throws the same spmd::Error on every rank when a message would
+  /// exceed MPI's int count of bytes (the verdict uses the agreed largest message). Local.
+  void reserve(int width) {
+    if (static_cast<double>(largest_) * width * static_cast<double>(sizeof(T)) > static_cast<double>(INT_MAX))
+      throw Error(str(fn_, ": a message of ", largest_, " points x ", width,
+                      " elements is larger than MPI's int count of bytes (use more ranks or fewer arrays at once)"),
+                  true);
+    width_ = width;
+    if (width <= capacity_) return;
+    capacity_ = width;
+    send_buf_ = make<Mem>(label_ + "::send_buffer", send_total_ * width);
+    recv_buf_ = make<Mem>(label_ + "::recv_buffer", recv_total_ * width);
+    if (staged_) {
+      send_host_ = make<staging>(label_ + "::send_staging", send_total_ * width);
+      recv_host_ = make<staging>(label_ + "::recv_staging", recv_total_ * width);
+    }
   }
 
-  /// Where the caller packs outgoing data and finds incoming data. Local.
-  const buffer_type& send_buffer() const { return send_buf_; }
-  const buffer_type& recv_buffer() const { return recv_buf_; }
+  /// Where the caller packs outgoing data and finds incoming data (point p, element e of the
+  /// width at p * width + e). Local.
+  T* send_buffer() const { return send_buf_.data(); }
+  T* recv_buffer() const { return recv_buf_.data(); }
+  const buffer_type& recv_view() const { return recv_buf_; }
   const std::vector<Message>& sends() const { return sends_; }
   const std::vector<Message>& recvs() const { return recvs_; }
-  index_t send_total() const { return static_cast<index_t>(send_buf_.extent(0)); }
-  index_t recv_total() const { return static_cast<index_t>(recv_buf_.extent(0)); }
+  index_t send_total() const { return send_total_; }
+  index_t recv_total() const { return recv_total_; }
   Backend backend() const { return backend_; }
   bool staged() const { return staged_; }
+  /// True when this rank sends or receives anything. Local.
+  bool has_messages() const { return !sends_.empty() || !recvs_.empty(); }
 
-  /// MPI: one MPI_Irecv per receive. NCCL: nothing (send() posts both sides). Local call,
-  /// neighbour-collective effect.
-  void post_receives() const {
+  /// After packing send_buffer() on `exec`: MPI: copy to staging if needed, fence `exec`, post
+  /// one MPI_Irecv per receive and one MPI_Isend per send. NCCL: one grouped exchange on exec's
+  /// stream (the receives land in recv_buffer() in stream order). Neighbour-collective.
+  template <class Exec>
+  void start(const Exec& exec) const {
     requests_.clear();
-    if (backend_ != Backend::mpi) return;
-    post(recvs_, staged_ ? recv_host_.data() : recv_buf_.data(), MPI_Irecv);
-  }
-  /// After packing send_buffer() on the execution space: MPI: copy to the staging buffer if
-  /// needed, fence, one MPI_Isend per send. NCCL: one grouped exchange on the stream (the
-  /// receives land in recv_buffer() in stream order). Neighbour-collective.
-  void send() const {
-    const execution_space exec;
+    if (!has_messages()) return;
     if (backend_ == Backend::nccl) {
       p2p_send_.clear();
       p2p_recv_.clear();
       for (const auto& m : recvs_)
-        p2p_recv_.push_back({recv_buf_.data() + m.offset, static_cast<std::size_t>(bytes(m)), m.rank});
+        p2p_recv_.push_back({recv_buf_.data() + m.offset * width_, static_cast<std::size_t>(bytes(m)), m.rank});
       for (const auto& m : sends_)
-        p2p_send_.push_back({send_buf_.data() + m.offset, static_cast<std::size_t>(bytes(m)), m.rank});
+        p2p_send_.push_back({send_buf_.data() + m.offset * width_, static_cast<std::size_t>(bytes(m)), m.rank});
       nccl_exchange(comm_, stream_of(exec), p2p_send_.data(), static_cast<int>(p2p_send_.size()), p2p_recv_.data(),
                     static_cast<int>(p2p_recv_.size()));
       return;
     }
-    if (staged_ && send_total() > 0) Kokkos::deep_copy(exec, send_host_, send_buf_);
+    if (staged_ && send_total_ > 0)
+      Kokkos::deep_copy(exec, range(send_host_, send_total_ * width_), range(send_buf_, send_total_ * width_));
     fence(exec, fence_label_);
+    post(recvs_, staged_ ? recv_host_.data() : recv_buf_.data(), MPI_Irecv);
     post(sends_, staged_ ? send_host_.data() : send_buf_.data(), MPI_Isend);
   }
-  /// MPI: wait for the receives, then copy staging to recv_buffer() if needed (enqueued on the
-  /// execution space). NCCL: nothing (later work on the stream sees the data). Local.
-  void wait_receives() const {
-    if (backend_ != Backend::mpi) return;
+  /// MPI: wait for the receives, then copy staging to recv_buffer() on `exec` if needed. NCCL:
+  /// nothing (later work on the stream sees the data). Local.
+  template <class Exec>
+  void wait_receives(const Exec& exec) const {
+    if (backend_ != Backend::mpi || requests_.empty()) return;
     SPMD_MPI_CHECK(MPI_Waitall(static_cast<int>(recvs_.size()), requests_.data(), MPI_STATUSES_IGNORE), fn_.c_str());
-    if (staged_ && recv_total() > 0) Kokkos::deep_copy(execution_space(), recv_buf_, recv_host_);
+    if (staged_ && recv_total_ > 0)
+      Kokkos::deep_copy(exec, range(recv_buf_, recv_total_ * width_), range(recv_host_, recv_total_ * width_));
   }
   /// MPI: wait for the sends (send_buffer() may then be packed again). Local.
   void wait_sends() const {
-    if (backend_ != Backend::mpi) return;
+    if (backend_ != Backend::mpi || requests_.empty()) return;
     const int nr = static_cast<int>(recvs_.size());
     SPMD_MPI_CHECK(MPI_Waitall(static_cast<int>(requests_.size()) - nr, requests_.data() + nr, MPI_STATUSES_IGNORE),
                    fn_.c_str());
-  }
-  /// Largest message in elements. Local.
-  index_t largest() const {
-    index_t b = 0;
-    for (const auto& m : sends_) b = std::max(b, m.count);
-    for (const auto& m : recvs_) b = std::max(b, m.count);
-    return b;
+    requests_.clear();
   }
 
  private:
@@ -138,23 +177,28 @@ class MessagePlan {
             int (*call)(Buf, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*)) const {
     for (const auto& m : list) {
       MPI_Request r;
-      SPMD_MPI_CHECK(call(base + m.offset, bytes(m), MPI_BYTE, m.rank, tag_, comm_.raw(), &r), fn_.c_str());
+      SPMD_MPI_CHECK(call(base + m.offset * width_, bytes(m), MPI_BYTE, m.rank, tag_, comm_.raw(), &r), fn_.c_str());
       requests_.push_back(r);
     }
   }
-  static constexpr int unit = static_cast<int>(sizeof(T));
-  static int bytes(const Message& m) { return static_cast<int>(m.count) * unit; }
+  int bytes(const Message& m) const { return static_cast<int>(m.count * width_ * static_cast<index_t>(sizeof(T))); }
+  template <class V>
+  static auto range(const V& v, index_t n) {
+    return Kokkos::subview(v, std::make_pair(index_t(0), n));
+  }
   template <class Space>
   static Kokkos::View<T*, Space> make(const std::string& label, index_t n) {
     return Kokkos::View<T*, Space>(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), static_cast<std::size_t>(n));
   }
 
   Comm comm_;
-  std::string fn_, fence_label_;
+  std::string fn_, label_, fence_label_;
   std::vector<Message> sends_, recvs_;
+  index_t send_total_ = 0, recv_total_ = 0, largest_ = 0;
   Backend backend_ = Backend::mpi;
   bool staged_ = false;
   int tag_ = 0;
+  int width_ = 1, capacity_ = 0;
   buffer_type send_buf_, recv_buf_;
   Kokkos::View<T*, staging> send_host_, recv_host_;
   mutable std::vector<MPI_Request> requests_;

@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "spmd/comm.hpp"
+#include "spmd/types.hpp"
 
 namespace spmd::impl {
 

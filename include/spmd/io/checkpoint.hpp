@@ -199,7 +199,7 @@ void load_into(const std::string& path, const std::string& name, const Array<T, 
 template <class T, class M = DefaultMemorySpace, int N>
 Array<T, N, M> load(const std::string& path, const std::string& name, const Distribution<N>& dist,
                     const LoadOptions& options = {}) {
-  Array<T, N, M> a(dist, "spmd::io::load::" + name);
+  Array<T, N, M> a(dist, Label{"spmd::io::load::" + name});
   load_into(path, name, a, options);
   return a;
 }

@@ -43,140 +43,11 @@
 #include "spmd/array.hpp"
 #include "spmd/comm.hpp"
 #include "spmd/solvers/impl/kernels.hpp"
+#include "spmd/solvers/impl/krylov.hpp"
 #include "spmd/solvers/operator.hpp"
 #include "spmd/solvers/options.hpp"
 
 namespace spmd::solvers {
-
-namespace impl {
-
-/// What both CG variants share (CRTP: Derived has setup(b, x) and step()): solve(), the
-/// operator, the options' bookkeeping, the bound b and x, the Jacobi diagonal, the argument
-/// checks, a nonblocking reduction's request, and stopping.
-template <class Derived, class Operator>
-class KrylovBase {
-  static_assert((static_assert_linear_operator<Operator>(), true), "spmd::solvers: not a linear operator");
-
- public:
-  using vector_type = typename Operator::vector_type;
-  using value_type = typename vector_type::value_type;
-
-  KrylovBase(const char* name, const Operator& A, const SolverOptions& opts)
-      : name_(name), A_(A), progress_(name, opts) {
-    if (opts.precond == Precond::jacobi) {
-      if constexpr (!has_diagonal_v<Operator>)
-        throw Error(spmd::impl::str("spmd::solvers::", name,
-                                    ": Precond::jacobi needs an operator with "
-                                    "`void diagonal(const vector_type&) const`"),
-                    true);
-      dinv_ = A.make_vector(label("dinv"));
-    }
-    if (opts.max_iters < 0 || !(opts.rtol >= 0) || !(opts.atol >= 0))
-      throw Error(spmd::impl::str("spmd::solvers::", name, ": max_iters (", opts.max_iters, "), rtol (", opts.rtol,
-                                  ") and atol (", opts.atol, ") must not be negative"),
-                  true);
-  }
-
-  /// Solve A x = b from the initial guess in x: setup(b, x), then step() until it stops.
-  /// Collective.
-  SolveResult solve(const vector_type& b, const vector_type& x) {
-    auto& self = static_cast<Derived&>(*this);
-    bool stopped = self.setup(b, x);
-    while (!stopped) stopped = self.step();
-    return progress_.result();
-  }
-
-  const SolveResult& result() const { return progress_.result(); }
-  bool done() const { return progress_.stopped(); }
-  int iteration() const { return it_; }
-  const SolverOptions& options() const { return progress_.options(); }
-
- protected:
-  std::string label(const char* v) const { return spmd::impl::str("spmd::solvers::", name_, "::", v); }
-  bool jacobi() const { return progress_.options().precond == Precond::jacobi; }
-
-  /// Bind b and x (checked against the operator's vectors, `like`) and compute the Jacobi
-  /// diagonal. Collective.
-  void bind(const vector_type& b, const vector_type& x, const vector_type& like) {
-    const std::string fn = spmd::impl::str("spmd::solvers::", name_);
-    for (const vector_type* v : {&b, &x})
-      if (!v->distribution().same_layout(like.distribution()))
-        throw Error(
-            spmd::impl::str(fn, ": '", v->label(), "' (", v->distribution().describe(),
-                            ") is not distributed like the operator's vectors (", like.distribution().describe(), ")"),
-            true);
-    const auto* xb = x.local_with_halo().data();
-    like.comm().check(xb == nullptr || xb != b.local_with_halo().data(),
-                      spmd::impl::str(fn, ": b and x are the same array '", x.label(), "'"));
-    b_ = b;
-    x_ = x;
-    rank_ = like.comm().rank();
-    progress_.set_comm_rank(rank_);
-    if constexpr (has_diagonal_v<Operator>) {
-      if (jacobi()) {
-        A_.diagonal(dinv_);
-        const auto bad = sum_points<1>("spmd::solvers::jacobi_invert", dinv_,
-                                       Invert<Acc<vector_type>, value_type>{dinv_.owned_access()});
-        const double nbad = like.comm().allreduce(static_cast<double>(bad.v[0]), spmd::Op::sum);
-        if (nbad > 0)
-          throw Error(
-              spmd::impl::str(fn, ": Jacobi: the operator's diagonal has ", nbad, " zero, NaN or infinite entries"),
-              true);
-      }
-    }
-  }
-
-  /// The kernel-side view of the Jacobi inverse diagonal (any vector when not preconditioned;
-  /// the kernels then never read it).
-  Acc<vector_type> dinv_access(const vector_type& fallback) const {
-    return jacobi() ? dinv_.owned_access() : fallback.owned_access();
-  }
-
-  /// Find a named vector and scalar of a saved state (collective error when missing).
-  static const vector_type& find_vector(const char* fn, const SolverState<vector_type>& s, const std::string& name) {
-    for (const auto& v : s.vectors)
-      if (v.first == name) return v.second;
-    throw Error(spmd::impl::str(fn, ": the saved state has no vector '", name, "'"), true);
-  }
-  static double find_scalar(const char* fn, const SolverState<vector_type>& s, const std::string& name) {
-    for (const auto& v : s.scalars)
-      if (v.first == name) return v.second;
-    throw Error(spmd::impl::str(fn, ": the saved state has no scalar '", name, "'"), true);
-  }
-  /// Check a saved state's solver and preconditioner against this solver. Local.
-  void check_state(const char* fn, const SolverState<vector_type>& s) const {
-    if (s.solver != name_ || s.precond != progress_.options().precond)
-      throw Error(spmd::impl::str(fn, ": the saved state is of ", s.solver, " with precond ", to_string(s.precond),
-                                  ", this solver is ", name_, " with precond ", to_string(progress_.options().precond)),
-                  true);
-    if (s.iteration < 0 || s.iteration > progress_.options().max_iters)
-      throw Error(spmd::impl::str(fn, ": the saved state is at iteration ", s.iteration, ", outside 0..max_iters (",
-                                  progress_.options().max_iters, ")"),
-                  true);
-  }
-  /// Copy a saved vector into one of the solver's (unless it is that vector). Local.
-  static void restore_vector(const vector_type& dst, const vector_type& src) {
-    if (dst.local_with_halo().data() != src.local_with_halo().data()) spmd::copy(dst, src);
-  }
-
-  /// Stop with `reason` after completing a reduction in flight; the result is final. Throws
-  /// (on every rank) when OnFailure::throw_error asks for it. Returns true. Local.
-  bool stop(Reason reason, double rnorm) {
-    request_.wait();
-    progress_.stop(reason, it_, rnorm, b_.comm());
-    return true;
-  }
-
-  const char* name_;
-  const Operator& A_;
-  Progress progress_;
-  vector_type b_, x_, dinv_;
-  int it_ = 0;
-  int rank_ = 0;
-  Request request_;  // a nonblocking all-reduce in flight (pipelined CG)
-};
-
-}  // namespace impl
 
 /// Classic preconditioned CG. Construct once (allocates the work vectors r, p, q and, with
 /// Jacobi, the inverse diagonal), then solve() as often as needed, or setup() and step().
@@ -192,13 +63,17 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
   using vector_type = typename Base::vector_type;
   using value_type = typename Base::value_type;
 
-  /// Local (allocates the work vectors with A.make_vector); throws the same spmd::Error on every
-  /// rank for Precond::jacobi on an operator without diagonal() or negative tolerances.
-  explicit CG(const Operator& A, const SolverOptions& opts = {})
-      : Base("cg", A, opts),
+  using execution_space = typename Base::execution_space;
+
+  /// A solver whose kernels run on `exec` (an instance of the vectors' execution space). Local
+  /// (allocates the work vectors with A.make_vector); throws the same spmd::Error on every rank
+  /// for Precond::jacobi on an operator without diagonal() or negative tolerances.
+  CG(const execution_space& exec, const Operator& A, const SolverOptions& opts = {})
+      : Base("cg", exec, A, opts),
         r_(A.make_vector(this->label("r"))),
         p_(A.make_vector(this->label("p"))),
         q_(A.make_vector(this->label("q"))) {}
+  explicit CG(const Operator& A, const SolverOptions& opts = {}) : CG(execution_space(), A, opts) {}
   CG(const CG&) = delete;
   CG& operator=(const CG&) = delete;
 
@@ -206,8 +81,8 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
   /// left to do (converged at iteration 0, or max_iters is 0). Collective.
   bool setup(const vector_type& b, const vector_type& x) {
     this->bind(b, x, r_);
-    spmd::copy(p_, x);  // p has the halo A may need
-    A_.apply(p_, q_);
+    spmd::copy(this->exec_, p_, x);  // p has the halo A may need
+    impl::apply_on(this->exec_, A_, p_, q_);
     const auto s = this->jacobi() ? start<true>() : start<false>();
     value_type red[3] = {s.v[0], s.v[1], s.v[2]};
     x.comm().allreduce(red, 3, spmd::Op::sum);
@@ -222,8 +97,8 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
   /// With OnFailure::throw_error, a stop without convergence throws here, on every rank.
   bool step() {
     if (progress_.stopped()) return true;
-    A_.apply(p_, q_);
-    const auto pq_local = impl::sum_points<1>("spmd::solvers::cg::dot", p_,
+    impl::apply_on(this->exec_, A_, p_, q_);
+    const auto pq_local = impl::sum_points<1>(this->exec_, "spmd::solvers::cg::dot", p_,
                                               impl::Dot<Acc, value_type>{p_.owned_access(), q_.owned_access()});
     const value_type pq = r_.comm().allreduce(pq_local.v[0], spmd::Op::sum);
     const double rnorm = std::sqrt(static_cast<double>(rr_));
@@ -240,7 +115,7 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
     const Reason why = progress_.test(rn, it_);
     const bool bad_gamma = !std::isfinite(static_cast<double>(red[1])) || !(red[1] > value_type(0));
     if (why != Reason::none || bad_gamma) {
-      impl::for_points("spmd::solvers::cg::update_x", r_,
+      impl::for_points(this->exec_, "spmd::solvers::cg::update_x", r_,
                        impl::Axpy<Acc, value_type>{this->x_.owned_access(), p_.owned_access(), alpha});
       if (why != Reason::none) return stop(why, rn);
       return stop(std::isfinite(static_cast<double>(red[1])) ? Reason::breakdown : Reason::nan_or_inf, rn);
@@ -257,7 +132,9 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
   /// The state between two iterations (after setup or a step): x, r, p and the reduced scalars.
   /// The vectors are the solver's own (save them before the next step). Local.
   SolverState<vector_type> state() const {
-    SolverState<vector_type> s{"cg", this->options().precond, it_, {{"x", this->x_}, {"r", r_}, {"p", p_}}, {}};
+    SolverState<vector_type> s{"cg", this->options().precond, it_, {}, {}};
+    for (const auto& v : {std::pair<const char*, const vector_type*>{"x", &this->x_}, {"r", &r_}, {"p", &p_}})
+      s.vectors.emplace_back(v.first, spmd::impl::share(*v.second));
     s.scalars = {
         {"bnorm", progress_.bnorm()}, {"rr", static_cast<double>(rr_)}, {"gamma", static_cast<double>(gamma_)}};
     return s;
@@ -270,9 +147,9 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
     const char* fn = "spmd::solvers::CG::resume";
     this->check_state(fn, s);
     this->bind(b, x, r_);
-    Base::restore_vector(x, Base::find_vector(fn, s, "x"));
-    Base::restore_vector(r_, Base::find_vector(fn, s, "r"));
-    Base::restore_vector(p_, Base::find_vector(fn, s, "p"));
+    this->restore_vector(x, Base::find_vector(fn, s, "x"));
+    this->restore_vector(r_, Base::find_vector(fn, s, "r"));
+    this->restore_vector(p_, Base::find_vector(fn, s, "p"));
     it_ = static_cast<int>(s.iteration);
     progress_.start(Base::find_scalar(fn, s, "bnorm"), it_);
     rr_ = static_cast<value_type>(Base::find_scalar(fn, s, "rr"));
@@ -296,19 +173,19 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
   template <bool J>
   impl::Sums<value_type, 3> start() {
     return impl::sum_points<3>(
-        "spmd::solvers::cg::start", r_,
+        this->exec_, "spmd::solvers::cg::start", r_,
         impl::CgStart<Acc, value_type, J>{this->b_.owned_access(), q_.owned_access(), r_.owned_access(),
                                           p_.owned_access(), this->dinv_access(r_)});
   }
   template <bool J>
   impl::Sums<value_type, 2> residual(value_type alpha) {
     return impl::sum_points<2>(
-        "spmd::solvers::cg::residual", r_,
+        this->exec_, "spmd::solvers::cg::residual", r_,
         impl::CgResidual<Acc, value_type, J>{r_.owned_access(), q_.owned_access(), this->dinv_access(r_), alpha});
   }
   template <bool J>
   void direction(value_type alpha, value_type beta) {
-    impl::for_points("spmd::solvers::cg::direction", r_,
+    impl::for_points(this->exec_, "spmd::solvers::cg::direction", r_,
                      impl::CgDirection<Acc, value_type, J>{this->x_.owned_access(), p_.owned_access(),
                                                            r_.owned_access(), this->dinv_access(r_), alpha, beta});
   }
@@ -336,8 +213,11 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
   using value_type = typename Base::value_type;
 
   /// Local (allocates the work vectors with A.make_vector); errors as CG's.
-  explicit PipelinedCG(const Operator& A, const SolverOptions& opts = {})
-      : Base("pipelined_cg", A, opts),
+  using execution_space = typename Base::execution_space;
+
+  /// A solver whose kernels run on `exec`. Local; errors as CG's.
+  PipelinedCG(const execution_space& exec, const Operator& A, const SolverOptions& opts = {})
+      : Base("pipelined_cg", exec, A, opts),
         r_(A.make_vector(this->label("r"))),
         w_(A.make_vector(this->label("w"))),
         n_(A.make_vector(this->label("n"))),
@@ -348,12 +228,13 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
       u_ = A.make_vector(this->label("u"));
       m_ = A.make_vector(this->label("m"));
       q_ = A.make_vector(this->label("q"));
-    } else {  // u is r, m is w, q is s
-      u_ = r_;
-      m_ = w_;
-      q_ = s_;
+    } else {  // u is r, m is w, q is s (shared storage)
+      u_ = spmd::impl::share(r_);
+      m_ = spmd::impl::share(w_);
+      q_ = spmd::impl::share(s_);
     }
   }
+  explicit PipelinedCG(const Operator& A, const SolverOptions& opts = {}) : PipelinedCG(execution_space(), A, opts) {}
   PipelinedCG(const PipelinedCG&) = delete;
   PipelinedCG& operator=(const PipelinedCG&) = delete;
 
@@ -362,19 +243,19 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
   bool setup(const vector_type& b, const vector_type& x) {
     request_.wait();
     this->bind(b, x, r_);
-    spmd::copy(p_, x);  // p has the halo A may need
-    A_.apply(p_, n_);
+    spmd::copy(this->exec_, p_, x);  // p has the halo A may need
+    impl::apply_on(this->exec_, A_, p_, n_);
     const auto dinv = this->dinv_access(r_);
     const bool J = this->jacobi();
     if (J)
-      impl::for_points("spmd::solvers::pipelined_cg::residual", r_,
+      impl::for_points(this->exec_, "spmd::solvers::pipelined_cg::residual", r_,
                        impl::PcgResidual<Acc, value_type, true>{b.owned_access(), n_.owned_access(), r_.owned_access(),
                                                                 u_.owned_access(), dinv});
     else
-      impl::for_points("spmd::solvers::pipelined_cg::residual", r_,
+      impl::for_points(this->exec_, "spmd::solvers::pipelined_cg::residual", r_,
                        impl::PcgResidual<Acc, value_type, false>{b.owned_access(), n_.owned_access(), r_.owned_access(),
                                                                  u_.owned_access(), dinv});
-    A_.apply(u_, w_);
+    impl::apply_on(this->exec_, A_, u_, w_);
     const auto s = J ? start<true>() : start<false>();
     value_type red[4] = {s.v[0], s.v[1], s.v[2], s.v[3]};
     x.comm().allreduce(red, 4, spmd::Op::sum);
@@ -388,7 +269,7 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
   /// One iteration (Collective). Returns true when the solve has stopped; result() says why.
   bool step() {
     if (progress_.stopped()) return true;
-    A_.apply(m_, n_);  // overlaps the all-reduce of this iteration's scalars (started last step)
+    impl::apply_on(this->exec_, A_, m_, n_);  // overlaps the all-reduce of this iteration's scalars (started last step)
     request_.wait();
     const value_type gamma = red_[0], delta = red_[1];
     const double rn = std::sqrt(static_cast<double>(red_[2]));
@@ -431,8 +312,10 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
   SolverState<vector_type> state() {
     request_.wait();
     SolverState<vector_type> st{"pipelined_cg", this->options().precond, it_, {}, {}};
-    st.vectors = {{"x", this->x_}, {"r", r_}, {"w", w_}, {"z", z_}, {"s", s_}, {"p", p_}};
-    if (this->jacobi()) st.vectors.insert(st.vectors.end(), {{"u", u_}, {"m", m_}, {"q", q_}});
+    std::vector<std::pair<const char*, const vector_type*>> own = {{"x", &this->x_}, {"r", &r_}, {"w", &w_},
+                                                                   {"z", &z_},       {"s", &s_}, {"p", &p_}};
+    if (this->jacobi()) own.insert(own.end(), {{"u", &u_}, {"m", &m_}, {"q", &q_}});
+    for (const auto& v : own) st.vectors.emplace_back(v.first, spmd::impl::share(*v.second));
     st.scalars = {{"bnorm", progress_.bnorm()},
                   {"gamma", static_cast<double>(red_[0])},
                   {"delta", static_cast<double>(red_[1])},
@@ -448,10 +331,10 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
     request_.wait();
     this->check_state(fn, st);
     this->bind(b, x, r_);
-    std::vector<std::pair<const char*, vector_type>> own = {{"x", x},  {"r", r_}, {"w", w_},
-                                                            {"z", z_}, {"s", s_}, {"p", p_}};
-    if (this->jacobi()) own.insert(own.end(), {{"u", u_}, {"m", m_}, {"q", q_}});
-    for (const auto& v : own) Base::restore_vector(v.second, Base::find_vector(fn, st, v.first));
+    std::vector<std::pair<const char*, const vector_type*>> own = {{"x", &x},  {"r", &r_}, {"w", &w_},
+                                                                   {"z", &z_}, {"s", &s_}, {"p", &p_}};
+    if (this->jacobi()) own.insert(own.end(), {{"u", &u_}, {"m", &m_}, {"q", &q_}});
+    for (const auto& v : own) this->restore_vector(*v.second, Base::find_vector(fn, st, v.first));
     it_ = static_cast<int>(st.iteration);
     progress_.start(Base::find_scalar(fn, st, "bnorm"), it_);
     red_[0] = static_cast<value_type>(Base::find_scalar(fn, st, "gamma"));
@@ -476,14 +359,14 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
   template <bool J>
   impl::Sums<value_type, 4> start() {
     return impl::sum_points<4>(
-        "spmd::solvers::pipelined_cg::start", r_,
+        this->exec_, "spmd::solvers::pipelined_cg::start", r_,
         impl::PcgStart<Acc, value_type, J>{this->b_.owned_access(), r_.owned_access(), u_.owned_access(),
                                            w_.owned_access(), m_.owned_access(), z_.owned_access(), q_.owned_access(),
                                            s_.owned_access(), p_.owned_access(), this->dinv_access(r_)});
   }
   template <bool J>
   impl::Sums<value_type, 3> update(value_type alpha, value_type beta) {
-    return impl::sum_points<3>("spmd::solvers::pipelined_cg::update", r_,
+    return impl::sum_points<3>(this->exec_, "spmd::solvers::pipelined_cg::update", r_,
                                impl::PcgUpdate<Acc, value_type, J>{
                                    n_.owned_access(), z_.owned_access(), m_.owned_access(), q_.owned_access(),
                                    w_.owned_access(), s_.owned_access(), u_.owned_access(), p_.owned_access(),
@@ -496,14 +379,27 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
   bool tested_ = false;  // the stopping tests have seen ||r|| of iteration it_
 };
 
-/// Solve A x = b with CG from the initial guess in x (see CG). Collective.
+/// Solve A x = b with CG from the initial guess in x (see CG), on `exec`. Collective.
+template <class Operator>
+SolveResult cg(const typename Operator::vector_type::execution_space& exec, const Operator& A,
+               const typename Operator::vector_type& b, const typename Operator::vector_type& x,
+               const SolverOptions& opts = {}) {
+  return CG<Operator>(exec, A, opts).solve(b, x);
+}
 template <class Operator>
 SolveResult cg(const Operator& A, const typename Operator::vector_type& b, const typename Operator::vector_type& x,
                const SolverOptions& opts = {}) {
   return CG<Operator>(A, opts).solve(b, x);
 }
 
-/// Solve A x = b with pipelined CG from the initial guess in x (see PipelinedCG). Collective.
+/// Solve A x = b with pipelined CG from the initial guess in x (see PipelinedCG), on `exec`.
+/// Collective.
+template <class Operator>
+SolveResult pipelined_cg(const typename Operator::vector_type::execution_space& exec, const Operator& A,
+                         const typename Operator::vector_type& b, const typename Operator::vector_type& x,
+                         const SolverOptions& opts = {}) {
+  return PipelinedCG<Operator>(exec, A, opts).solve(b, x);
+}
 template <class Operator>
 SolveResult pipelined_cg(const Operator& A, const typename Operator::vector_type& b,
                          const typename Operator::vector_type& x, const SolverOptions& opts = {}) {

@@ -26,9 +26,8 @@
 #include <utility>
 
 #include "spmd/array.hpp"
-#include "spmd/halo.hpp"
 #include "spmd/impl/ndrange.hpp"
-#include "spmd/solvers/impl/kernels.hpp"
+#include "spmd/impl/kernels.hpp"
 
 namespace spmd::solvers {
 
@@ -45,44 +44,24 @@ KOKKOS_FORCEINLINE_FUNCTION typename View::reference_type at_shifted(const View&
   return v((idx[D] + (static_cast<int>(D) == axis ? shift : 0))...);
 }
 
-/// y = A x at the points whose 2N neighbours all lie in the owned block: (i...) are coordinates
-/// in that inner box, whose first point has storage index `lo`.
-template <class View, int N>
-struct LaplaceInterior {
-  using T = typename View::non_const_value_type;
-  View x, y;
-  Kokkos::Array<int, N> lo;
-  template <class... I>
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
-    const Kokkos::Array<int, N> at{i...};
-    Kokkos::Array<int, N> idx;
-    for (int a = 0; a < N; ++a) idx[a] = at[a] + lo[a];
-    const auto seq = std::make_index_sequence<N>{};
-    T nb = T(0);
-    for (int a = 0; a < N; ++a) nb += at_shifted(x, idx, a, -1, seq) + at_shifted(x, idx, a, 1, seq);
-    at_shifted(y, idx, 0, 0, seq) = T(2 * N) * at_shifted(x, idx, 0, 0, seq) - nb;
-  }
-};
-
-/// Host form of LaplaceInterior: one chunk of a row of the inner box per work item, addressed
-/// through pointers and the storage strides (a loop the compiler vectorises; the per-point form
-/// recomputed an N-d index for each of the 2N+1 loads).
+/// y = A x at the points whose 2N neighbours all lie in the owned block, one row of that inner
+/// box at a time (a body of the kernel layer: the range [jlo, jhi) of row k; on devices one point),
+/// addressed through pointers and the storage strides: one address per row, and the 2N+1 loads
+/// of a point at fixed offsets from it (a loop the compiler vectorises on the host).
 template <class View, int N>
 struct LaplaceRows {
   using T = typename View::non_const_value_type;
-  View x, y;
-  Kokkos::Array<int, N> lo;
+  const T* x;
+  T* y;
+  Kokkos::Array<int, N> lo;          // storage index of the inner box's first point
   Kokkos::Array<index_t, N> stride;  // storage strides (stride[N-1] == 1: LayoutRight)
-  Chunking<N> c;
-  KOKKOS_INLINE_FUNCTION void operator()(const index_t w) const {
-    Kokkos::Array<int, N> idx;
-    int jlo, jhi;
-    c.decode(w, idx, jlo, jhi);
+  KOKKOS_INLINE_FUNCTION void operator()(const Kokkos::Array<index_t, N>& k, const index_t jlo,
+                                         const index_t jhi) const {
     index_t off = lo[N - 1];
-    for (int a = 0; a < N - 1; ++a) off += (idx[a] + lo[a]) * stride[a];
-    const T* xr = x.data() + off;
-    T* yr = y.data() + off;
-    for (int j = jlo; j < jhi; ++j) {
+    for (int a = 0; a < N - 1; ++a) off += (k[a] + lo[a]) * stride[a];
+    const T* xr = x + off;
+    T* yr = y + off;
+    for (index_t j = jlo; j < jhi; ++j) {
       T nb = T(0);
       for (int a = 0; a < N; ++a) nb += xr[j - stride[a]] + xr[j + stride[a]];
       yr[j] = T(2 * N) * xr[j] - nb;
@@ -169,28 +148,30 @@ class Laplacian {
 
   /// A zero vector (halo included) on the operator's distribution. Local.
   vector_type make_vector(const std::string& label = "spmd::solvers::vector") const {
-    return vector_type(dist_, label);
+    return vector_type(dist_, Label{label});
   }
 
-  /// y = A x. x and y are distinct arrays distributed like the operator, with the same halo
+  /// y = A x on `exec`. x and y are distinct arrays distributed like the operator, with the same halo
   /// widths, at least 1 on every axis (vectors from make_vector are); x's halo is overwritten, its owned
   /// points are not. Neighbour-collective; throws the same spmd::Error on every rank for arrays
   /// that do not fit.
-  void apply(const vector_type& x, const vector_type& y) const {
+  void apply(const execution_space& exec, const vector_type& x, const vector_type& y) const {
     check("spmd::solvers::Laplacian::apply", x, y);
     if (exchange_ == Exchange::blocking) {
-      x.exchange_halo(Pattern::face);
-      interior(x, y);
+      x.exchange_halo(exec, Pattern::face);
+      interior(exec, x, y);
     } else {
-      auto request = x.halo_begin(Pattern::face);
-      interior(x, y);
+      auto request = x.halo_begin(exec, Pattern::face);
+      interior(exec, x, y);
       request.end();
     }
-    shell(x, y);
+    shell(exec, x, y);
   }
+  void apply(const vector_type& x, const vector_type& y) const { apply(execution_space(), x, y); }
 
   /// d = diag(A) = 2N on the owned points. Local.
-  void diagonal(const vector_type& d) const { d.fill(T(2 * N)); }
+  void diagonal(const execution_space& exec, const vector_type& d) const { d.fill(exec, T(2 * N)); }
+  void diagonal(const vector_type& d) const { diagonal(execution_space(), d); }
 
  private:
   void check(const char* fn, const vector_type& x, const vector_type& y) const {
@@ -209,26 +190,19 @@ class Laplacian {
       throw Error(spmd::impl::str(fn, ": x and y are the same array '", x.label(), "'"), true);
   }
 
-  void interior(const vector_type& x, const vector_type& y) const {
-    impl::LaplaceInterior<view_type, N> k{x.local_with_halo(), y.local_with_halo(), {}};
-    std::array<int, N> ext{};
+  void interior(const execution_space& exec, const vector_type& x, const vector_type& y) const {
+    impl::LaplaceRows<view_type, N> rows{x.local_with_halo().data(), y.local_with_halo().data(), {}, {}};
+    Kokkos::Array<index_t, N> ext;
     for (int d = 0; d < N; ++d) {
-      ext[d] = static_cast<int>(x.owned().extent(d)) - 2;  // <= 0: no point has all its neighbours owned
-      k.lo[d] = x.halo()[d] + 1;
+      ext[d] = x.owned().extent(d) - 2;  // <= 0: no point has all its neighbours owned
+      rows.lo[d] = x.halo()[d] + 1;
+      rows.stride[d] = static_cast<index_t>(x.local_with_halo().stride(d));
     }
-    if constexpr (spmd::impl::host_accessible<M>()) {
-      for (int d = 0; d < N; ++d)
-        if (ext[d] <= 0) return;
-      impl::LaplaceRows<view_type, N> rows{k.x, k.y, k.lo, {}, impl::Chunking<N>(ext)};
-      for (int d = 0; d < N; ++d) rows.stride[d] = static_cast<index_t>(k.x.stride(d));
-      Kokkos::parallel_for("spmd::solvers::laplacian::interior",
-                           impl::ChunkPolicy<execution_space>(0, rows.c.work_items()), rows);
-    } else {
-      impl::for_extents<execution_space>("spmd::solvers::laplacian::interior", ext, k);
-    }
+    spmd::impl::for_box(exec, "spmd::solvers::laplacian::interior",
+                        spmd::impl::BoxItems<N>::template make<execution_space>(ext), rows);
   }
 
-  void shell(const vector_type& x, const vector_type& y) const {
+  void shell(const execution_space& exec, const vector_type& x, const vector_type& y) const {
     impl::LaplaceShell<view_type, N> k{x.local_with_halo(), y.local_with_halo(), {}, {}, {}, {}, {}};
     for (int d = 0; d < N; ++d) {
       k.ext[d] = static_cast<int>(x.owned().extent(d));
@@ -246,7 +220,7 @@ class Laplacian {
     }
     if (k.start[N] == 0) return;
     Kokkos::parallel_for("spmd::solvers::laplacian::boundary",
-                         Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_t>>(0, k.start[N]), k);
+                         Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_t>>(exec, 0, k.start[N]), k);
   }
 
   using view_type = typename vector_type::view_type;

@@ -20,6 +20,14 @@
 ///   void diagonal(const vector_type& d) const;  d = diag(A) on the owned points. Local or
 ///                                               Collective.
 ///
+/// and optionally, to run on the solver's execution space instance (spmd::solvers::cg(exec, ...)):
+///
+///   void apply(const execution_space& exec, const vector_type& x, const vector_type& y) const;
+///   void diagonal(const execution_space& exec, const vector_type& d) const;
+///
+/// (execution_space: vector_type::execution_space). An operator without them is called between
+/// fences of the solver's instance and of a default one, so its work is ordered either way.
+///
 /// spmd::sparse::CsrMatrix satisfies it as it is; spmd::solvers::Laplacian is the matrix-free
 /// (2N+1)-point Laplacian on N-d arrays. A user operator needs nothing else: no base class, no
 /// virtual functions. The solvers check the concept at compile time with
@@ -30,6 +38,7 @@
 #include <utility>
 
 #include "spmd/array.hpp"
+#include "spmd/impl/ndrange.hpp"
 
 namespace spmd::solvers {
 
@@ -67,6 +76,48 @@ template <class Op>
 struct has_diagonal<
     Op, std::void_t<decltype(std::declval<const Op&>().diagonal(std::declval<const typename Op::vector_type&>()))>>
     : std::true_type {};
+}  // namespace impl
+
+namespace impl {
+template <class Op, class = void>
+struct has_exec_apply : std::false_type {};
+template <class Op>
+struct has_exec_apply<
+    Op, std::void_t<decltype(std::declval<const Op&>().apply(
+            std::declval<const typename Op::vector_type::execution_space&>(),
+            std::declval<const typename Op::vector_type&>(), std::declval<const typename Op::vector_type&>()))>>
+    : std::true_type {};
+template <class Op, class = void>
+struct has_exec_diagonal : std::false_type {};
+template <class Op>
+struct has_exec_diagonal<Op, std::void_t<decltype(std::declval<const Op&>().diagonal(
+                                 std::declval<const typename Op::vector_type::execution_space&>(),
+                                 std::declval<const typename Op::vector_type&>()))>> : std::true_type {};
+
+/// Runs f() (an operator's call without an execution space instance) ordered after earlier work
+/// on `exec` and before later work on it.
+template <class Exec, class F>
+void ordered(const Exec& exec, const F& f) {
+  spmd::impl::fence(exec, "spmd::solvers: before an operator without execution space instance");
+  f();
+  spmd::impl::fence(Exec(), "spmd::solvers: after an operator without execution space instance");
+}
+/// y = A x on `exec` (through the operator's own exec-first apply when it has one).
+template <class Exec, class Op, class V>
+void apply_on(const Exec& exec, const Op& A, const V& x, const V& y) {
+  if constexpr (has_exec_apply<Op>::value)
+    A.apply(exec, x, y);
+  else
+    ordered(exec, [&] { A.apply(x, y); });
+}
+/// d = diag(A) on `exec`.
+template <class Exec, class Op, class V>
+void diagonal_on(const Exec& exec, const Op& A, const V& d) {
+  if constexpr (has_exec_diagonal<Op>::value)
+    A.diagonal(exec, d);
+  else
+    ordered(exec, [&] { A.diagonal(d); });
+}
 }  // namespace impl
 
 /// True when Op satisfies the linear-operator concept above.

@@ -1,0 +1,549 @@
+#pragma once
+// Expressions, evaluation: binding a tree for this rank (where each operand's elements lie),
+// classifying operands (read in place through the halo, or moved into a cached temporary by an
+// impl::RegionPlan), the per-array cache of moves, aliasing, and the drivers of assignment and
+// reduction on the kernel layer. See expr.hpp's file comment for the semantics.
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "spmd/impl/expr_device.hpp"
+#include "spmd/impl/expr_nodes.hpp"
+#include "spmd/impl/kernels.hpp"
+#include "spmd/impl/region_plan.hpp"
+#include "spmd/impl/testing.hpp"
+
+namespace spmd::impl {
+
+// ---- binding: the device tree of an expression on this rank ------------------------------------
+
+/// Where one array operand's elements are read on this rank: address of local point k = 0 and
+/// address step per destination axis.
+template <int M>
+struct Source {
+  const void* data = nullptr;
+  Kokkos::Array<index_t, M> coef{};
+};
+/// The sources of an expression's K array operands, in tree order (no heap: hot loops build one
+/// per assignment).
+template <int M, std::size_t K>
+struct Binding {
+  std::array<Source<M>, (K > 0 ? K : 1)> sources{};
+  std::size_t count = 0;  // filled so far
+  std::size_t next = 0;   // bound so far
+  void push(const Source<M>& s) { sources[count++] = s; }
+};
+
+template <class S, int M, std::size_t K>
+ScalarDev<S> bind(const ScalarExpr<S>& e, Binding<M, K>&) {
+  return ScalarDev<S>{e.value};
+}
+template <class T, int M, int N, class Mem, std::size_t K>
+TermDev<T, M> bind(const ArrayView<T, M, N, Mem>&, Binding<M, K>& b) {
+  const Source<M>& s = b.sources[b.next++];
+  return TermDev<T, M>{static_cast<const T*>(s.data), s.coef};
+}
+template <UnOp Op, class R, class A, int M, std::size_t K>
+auto bind(const UnaryExpr<Op, R, A>& e, Binding<M, K>& b) {
+  auto a = bind(e.a, b);
+  return UnaryDev<Un<Op, R>, decltype(a)>{a};
+}
+template <BinOp Op, class R, class A, class B, int M, std::size_t K>
+auto bind(const BinaryExpr<Op, R, A, B>& e, Binding<M, K>& b) {
+  auto x = bind(e.a, b);
+  auto y = bind(e.b, b);
+  return BinaryDev<Bin<Op, R>, decltype(x), decltype(y)>{x, y};
+}
+template <class R, class C, class A, class B, int M, std::size_t K>
+auto bind(const WhereExpr<R, C, A, B>& e, Binding<M, K>& b) {
+  auto c = bind(e.c, b);
+  auto x = bind(e.a, b);
+  auto y = bind(e.b, b);
+  return WhereDev<R, decltype(c), decltype(x), decltype(y)>{c, x, y};
+}
+template <class F, class A, int M, std::size_t K>
+auto bind(const MapExpr<F, A>& e, Binding<M, K>& b) {
+  auto a = bind(e.a, b);
+  return MapDev<F, decltype(a)>{e.f, a};
+}
+
+/// Where `a`'s elements at parent indices sel(box.lo + k) lie in this rank's storage (LayoutRight,
+/// halo included): address of k = 0 and address step per axis of k.
+template <class T, int N, int M, class Mem>
+Source<M> source_of(const Array<T, N, Mem>& a, const Selection<N, M>& sel, const Box<M>& box) {
+  const auto& v = a.local_with_halo();
+  index_t stride[N];
+  index_t s = 1;
+  for (int d = N - 1; d >= 0; --d) {
+    stride[d] = s;
+    s *= static_cast<index_t>(v.extent(static_cast<unsigned>(d)));
+  }
+  Source<M> src;
+  index_t offset = 0;
+  for (int d = 0; d < N; ++d) {
+    const int k = sel.map[d];
+    const index_t i = sel.start[d] + (k >= 0 ? sel.step[d] * box.lo[k] : 0);
+    offset += (i - a.owned().lo[d] + a.halo()[d]) * stride[d];
+    if (k >= 0) src.coef[k] += sel.step[d] * stride[d];
+  }
+  // (an empty box is never read: keep the pointer inside the allocation)
+  src.data = v.data() + (box.empty() ? 0 : offset);
+  return src;
+}
+
+/// Row-major addressing of a compact buffer holding the box `box`.
+template <int M>
+Kokkos::Array<index_t, M> compact_coef(const Box<M>& box) {
+  Kokkos::Array<index_t, M> c;
+  index_t s = 1;
+  for (int d = M - 1; d >= 0; --d) {
+    c[d] = s;
+    s *= box.extent(d);
+  }
+  return c;
+}
+
+// ---- launching (on the kernel layer) -------------------------------------------------------------
+
+template <class Exec, class Dst, class Src, int M>
+void launch_assign(const Exec& exec, const char* label, const Dst& dst, const Src& src, const Box<M>& box,
+                   bool contig) {
+  if (box.empty()) return;
+  const auto items = BoxItems<M>::template make<Exec>(box.extents());
+  if (contig)
+    for_box(exec, label, items, AssignRows<Dst, Src, M, true>{dst, src});
+  else
+    for_box(exec, label, items, AssignRows<Dst, Src, M, false>{dst, src});
+}
+
+template <class R, Map F, class Exec, class Src, int M>
+typename R::value_type launch_reduce(const Exec& exec, const char* label, const Src& src, const Box<M>& box,
+                                     bool contig) {
+  const auto items = BoxItems<M>::template make<Exec>(box.extents());
+  if (contig) return reduce_box<R>(exec, label, items, ReduceRows<R, F, Src, M, true>{src});
+  return reduce_box<R>(exec, label, items, ReduceRows<R, F, Src, M, false>{src});
+}
+
+/// The ranks' partial results of a C reduction combined (one MPI_Allreduce). Collective.
+template <Combine C, class Acc>
+Acc combine_ranks(const Comm& comm, const Acc local) {
+  if constexpr (C == Combine::sum)
+    return comm.allreduce(local, Op::sum);
+  else if constexpr (C == Combine::prod)
+    return comm.allreduce(local, Op::prod);
+  else if constexpr (C == Combine::min)
+    return comm.allreduce(local, Op::min);
+  else  // max, absmax (an empty block contributes absmax's identity 0)
+    return comm.allreduce(local, Op::max);
+}
+
+// ---- classification and the cache of moves ------------------------------------------------------
+
+/// How an operand is read: in place (its own block and halo) or moved into a temporary.
+enum class Access { direct, moved };
+
+/// A cached move: the plan that copies an operand's selection into the target's layout, and the
+/// temporary it fills (when the operand is read through one).
+struct CachedMove {
+  virtual ~CachedMove() = default;
+  std::uint64_t used = 0;
+};
+template <class To, int No, int M, class Mem, int Nd>
+struct MoveEntry : CachedMove {
+  Distribution<No> from;
+  Selection<No, M> sel;
+  Selection<Nd, M> dsel;
+  Index<M> extent{};
+  std::unique_ptr<RegionPlan<To, No, M, Mem, Nd>> plan;
+  Array<To, Nd, Mem> temp;       // made on first use as an operand's temporary
+  const void* source = nullptr;  // the array the temporary was last filled from (its identity)
+};
+
+/// Per-array state of the expression module (impl::expr_slot).
+template <class T, class Mem>
+struct ExprState {
+  static constexpr std::size_t max_moves = 16;
+  std::vector<std::unique_ptr<CachedMove>> moves;
+  std::uint64_t clock = 0;
+  std::uint64_t epoch = 0;        // the clock when the current assignment began: its entries stay
+  Kokkos::View<T*, Mem> scratch;  // the aliasing buffer (grows, never shrinks)
+  Kokkos::View<T*, Mem> lagged;   // the ring and edge buffers of LaggedAssign (grows, never shrinks)
+};
+
+template <class T, int N, class Mem>
+ExprState<T, Mem>& expr_state(const Array<T, N, Mem>& a) {
+  auto& p = expr_slot(a);
+  if (!p) p = std::make_shared<ExprState<T, Mem>>();
+  return *static_cast<ExprState<T, Mem>*>(p.get());
+}
+
+template <int N, int M>
+bool same_selection(const Selection<N, M>& a, const Selection<N, M>& b) {
+  return a.start == b.start && a.step == b.step && a.map == b.map;
+}
+
+/// The cached move of `src` into the layout of `target` at selection dsel (built on first use:
+/// collective over the target's communicator; every rank looks up the same entries, because
+/// the key holds replicated data only). An entry serves one array per assignment: operands of
+/// two arrays with one key (`u[1:-1, 0]` and `p[1:-1, 0]`, arrays on one distribution) get two
+/// entries, each with its own temporary; when `source` (the operand's array identity, the same
+/// relation on every rank) is given, a repeat of an operand the current assignment has already
+/// moved finds its entry again, and `*filled` tells the caller that its temporary is current.
+template <class To, int No, int M, class Mem, class Td, int Nd>
+MoveEntry<To, No, M, Mem, Nd>& find_move(ExprState<Td, Mem>& st, const Array<Td, Nd, Mem>& target,
+                                         const ArrayView<To, M, No, Mem>& src, const Selection<Nd, M>& dsel,
+                                         const char* fn, const void* source = nullptr, bool* filled = nullptr) {
+  using E = MoveEntry<To, No, M, Mem, Nd>;
+  ++st.clock;
+  if (filled) *filled = false;
+  for (auto& m : st.moves) {
+    auto* e = dynamic_cast<E*>(m.get());
+    if (!e || !(e->from == src.parent().distribution()) || !same_selection(e->sel, src.selection()) ||
+        !same_selection(e->dsel, dsel) || !(e->extent == src.shape()))
+      continue;
+    const bool claimed = e->used >= st.epoch;  // by an earlier operand of this assignment
+    if (claimed && !(source && e->source == source)) continue;
+    if (filled) *filled = claimed;
+    e->used = st.clock;
+    e->source = source;
+    return *e;
+  }
+  auto e = std::make_unique<E>();
+  e->source = source;
+  e->from = src.parent().distribution();
+  e->sel = src.selection();
+  e->dsel = dsel;
+  e->extent = src.shape();
+  e->plan = std::make_unique<RegionPlan<To, No, M, Mem, Nd>>(target.comm(), e->from, e->sel, target.distribution(),
+                                                             dsel, e->extent, Backend::automatic, fn);
+  e->used = st.clock;
+  if (st.moves.size() >= ExprState<Td, Mem>::max_moves) {
+    // drop the least recently used entry, never one the current assignment reads
+    std::size_t oldest = st.moves.size();
+    for (std::size_t i = 0; i < st.moves.size(); ++i)
+      if (st.moves[i]->used < st.epoch && (oldest == st.moves.size() || st.moves[i]->used < st.moves[oldest]->used))
+        oldest = i;
+    if (oldest < st.moves.size()) st.moves.erase(st.moves.begin() + static_cast<std::ptrdiff_t>(oldest));
+  }
+  st.moves.push_back(std::move(e));
+  return static_cast<E&>(*st.moves.back());
+}
+
+/// True when the two communicators have the same ranks in the same order (MPI_Comm_compare is
+/// local).
+inline bool congruent(const Comm& a, const Comm& b) {
+  if (a == b) return true;
+  int result = MPI_UNEQUAL;
+  SPMD_MPI_CHECK(MPI_Comm_compare(a.raw(), b.raw(), &result), "spmd::assign");
+  return result == MPI_IDENT || result == MPI_CONGRUENT;
+}
+
+/// A shift by `delta` along parent axis a of `d` as a halo read sees it. On a periodic axis the
+/// periodic halo holds index i of the axis also at i + n and i - n, so a shift beyond the halo is
+/// one by delta - n (or delta + n) when that fits in the halo: column 0 read for column n - 1 (a
+/// periodic boundary column of CFD codes) is a shift by +1. Otherwise delta. Local.
+template <int N>
+index_t halo_shift(const Distribution<N>& d, int a, index_t delta) {
+  const index_t h = d.halo()[a], n = d.extent(a);
+  if (!d.periodic()[a] || (delta < 0 ? -delta : delta) <= h) return delta;
+  const index_t wrapped = delta > 0 ? delta - n : delta + n;
+  return (wrapped < 0 ? -wrapped : wrapped) <= h ? wrapped : delta;
+}
+/// The selection a halo read of an operand (selection s, parent distribution d) reads through:
+/// s with each start at the target's start plus halo_shift (s itself unless an axis wraps).
+/// Local.
+template <int No, int Nd, int M>
+Selection<No, M> halo_selection(const Distribution<No>& d, Selection<No, M> s, const Selection<Nd, M>& ts) {
+  if constexpr (No == Nd)
+    for (int a = 0; a < No; ++a) s.start[a] = ts.start[a] + halo_shift(d, a, s.start[a] - ts.start[a]);
+  return s;
+}
+
+/// How operand `o` is read when evaluating over the target (parent `tp`, selection `ts`, the
+/// view the destination or the reduction's first operand is). From replicated data only. Throws
+/// the collective "halo too narrow" error.
+template <class To, int No, int M, class Mem, class Td, int Nd, class Name>
+Access classify(const char* fn, const ArrayView<To, M, No, Mem>& o, const Array<Td, Nd, Mem>& tp,
+                const Selection<Nd, M>& ts, const Name& target_name) {
+  const auto& op = o.parent();
+  if (op.is_null()) throw Error(str(fn, ": operand is a null array"), true);
+  if (!congruent(op.comm(), tp.comm()))
+    throw Error(str(fn, ": operand ", o.describe(), " lives on another communicator than ", target_name(),
+                    " (use spmd::redistribute to move it first)"),
+                true);
+  if constexpr (No != Nd) {
+    return Access::moved;
+  } else {
+    const auto& os = o.selection();
+    if (op.shape() != tp.shape()) return Access::moved;
+    for (int a = 0; a < No; ++a)
+      if (os.map[a] != ts.map[a] || (os.map[a] >= 0 && os.step[a] != ts.step[a])) return Access::moved;
+    // Co-indexed: operand index = target index + delta along every parent axis (on a periodic
+    // axis, modulo its length: see halo_shift).
+    bool moved = false;
+    for (int a = 0; a < No; ++a) {
+      const index_t delta = halo_shift(op.distribution(), a, os.start[a] - ts.start[a]);
+      if (delta == 0) continue;
+      const index_t reach = delta < 0 ? -delta : delta;
+      const int h = op.halo()[a];
+      if (os.map[a] >= 0 && h > 0 && reach > h)
+        throw Error(str(fn, ": operand ", o.describe(), " reads '", op.label(), "' shifted by ", delta, " along axis ",
+                        a, " relative to ", target_name(), ", but the halo of '", op.label(), "' is ", h,
+                        " wide there: widen the halo (spmd::halo), or give '", op.label(), "' no halo along axis ", a,
+                        " to have the operand moved automatically (halo reads read "
+                        "what the halo holds: call exchange_halo() first)"),
+                    true);
+      if (reach > h) moved = true;  // no halo along a kept axis, or another plane of a dropped axis
+    }
+    if (moved || !op.distribution().same_layout(tp.distribution()) || !(op.comm() == tp.comm())) return Access::moved;
+    return Access::direct;
+  }
+}
+
+/// The global index range a selection covers along parent axis a, as [lo, hi] (empty: lo > hi).
+template <int N, int M>
+std::pair<index_t, index_t> covered(const Selection<N, M>& s, const std::common_type_t<Index<M>>& shape, int a) {
+  const int k = s.map[a];
+  if (k < 0) return {s.start[a], s.start[a]};
+  if (shape[k] == 0) return {1, 0};
+  const index_t last = s.start[a] + s.step[a] * (shape[k] - 1);
+  return {s.start[a] < last ? s.start[a] : last, s.start[a] < last ? last : s.start[a]};
+}
+/// True when the two selections of one parent may share an element (bounding boxes meet).
+template <int N, int M>
+bool may_overlap(const Selection<N, M>& a, const std::common_type_t<Index<M>>& sa, const Selection<N, M>& b,
+                 const std::common_type_t<Index<M>>& sb) {
+  for (int d = 0; d < N; ++d) {
+    const auto x = covered(a, sa, d), y = covered(b, sb, d);
+    if (x.first > x.second || y.first > y.second || x.second < y.first || y.second < x.first) return false;
+  }
+  return true;
+}
+
+template <class Exec, class T, class Mem, class Src, int M>
+void launch_lagged(const Exec& exec, ExprState<T, Mem>& st, const DstDev<T, M>& dst, const Src& src, const Box<M>& box,
+                   const index_t reach, const bool contig) {
+  LaggedAssign<DstDev<T, M>, Src, M, false> k{dst, src, {}, 0, 0, 0, 0, nullptr, nullptr, false};
+  for (int d = 0; d < M; ++d) k.ext[d] = box.extent(d);
+  if constexpr (M == 1) {
+    k.unit = host_chunk;
+    k.nunits = (k.ext[0] + host_chunk - 1) / host_chunk;
+    k.lag = (reach + host_chunk - 1) / host_chunk;
+  } else {
+    k.unit = box.size() / k.ext[0];
+    k.nunits = k.ext[0];
+    k.lag = reach;
+  }
+  const index_t conc = static_cast<index_t>(exec.concurrency());
+  const index_t want = testing::knobs().bands > 0 ? testing::knobs().bands : conc;
+  k.nbands = std::max<index_t>(1, std::min(want, k.nunits));
+  const auto need = static_cast<std::size_t>(k.nbands * (3 * k.lag + 1) * k.unit);
+  if (st.lagged.extent(0) < need)
+    st.lagged = Kokkos::View<T*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::expr::lagged"), need);
+  k.ring = st.lagged.data();
+  k.edge = k.ring + k.nbands * (k.lag + 1) * k.unit;
+  const auto policy = ItemPolicy<Exec>(exec, 0, k.nbands);
+  auto run = [&](auto kernel) {
+    Kokkos::parallel_for("spmd::expr::assign_lagged", policy, kernel);
+    if (kernel.lag == 0) return;
+    kernel.phase2 = true;
+    Kokkos::parallel_for("spmd::expr::assign_lagged_edges", policy, kernel);
+  };
+  if (contig)
+    run(LaggedAssign<DstDev<T, M>, Src, M, true>{k.dst, k.src, k.ext, k.unit, k.nunits, k.lag, k.nbands, k.ring, k.edge,
+                                                 false});
+  else
+    run(k);
+}
+
+/// Whether an operand read in place also reads the written storage at other positions, and how
+/// far along view axis 0 (in view indices).
+struct Alias {
+  bool aliased = false;
+  index_t reach = 0;
+};
+
+/// Resolves every array operand of `e` against the target view (parent tp, selection ts, box J
+/// of this rank): classification, moves into cached temporaries (on `exec`), and where each is
+/// read. Returns the binding and fills `alias` (only meaningful when the target is written).
+/// target_name() names the target in errors (called only then).
+template <class Exec, class E, class Td, int Nd, class Mem, int M, class Name>
+Binding<M, terminal_count<E>::value> resolve(const Exec& exec, const char* fn, const E& e, const Array<Td, Nd, Mem>& tp,
+                                             const Selection<Nd, M>& ts, const std::common_type_t<Index<M>>& tshape,
+                                             const Box<M>& box, ExprState<Td, Mem>& st, const Name& target_name,
+                                             Alias& alias) {
+  constexpr std::size_t K = terminal_count<E>::value;
+  std::array<Access, (K > 0 ? K : 1)> how{};
+  std::size_t counted = 0;
+  auto classify_one = [&](const auto& o) { how[counted++] = classify(fn, o, tp, ts, target_name); };
+  visit_terminals(e, classify_one);  // all verdicts first: an error leaves nothing half done
+  Binding<M, K> b;
+  alias = Alias{};
+  st.epoch = st.clock + 1;
+  std::size_t t = 0;
+  auto resolve_one = [&](const auto& o) {
+    if (how[t++] == Access::direct) {
+      b.push(source_of(o.parent(), halo_selection(o.parent().distribution(), o.selection(), ts), box));
+      if constexpr (std::is_same_v<std::decay_t<decltype(o.parent())>, Array<Td, Nd, Mem>>) {
+        const auto* mine = tp.local_with_halo().data();
+        if (mine && o.parent().local_with_halo().data() == mine && !same_selection(o.selection(), ts) &&
+            may_overlap(o.selection(), o.shape(), ts, tshape)) {
+          // read in place, so co-indexed: a shift of delta along the parent axis of view axis 0
+          // reads ceil(|delta| / |step|) view indices away along it
+          alias.aliased = true;
+          for (int a = 0; a < Nd; ++a)
+            if (ts.map[a] == 0) {
+              const index_t delta = std::abs(o.selection().start[a] - ts.start[a]), step = std::abs(ts.step[a]);
+              alias.reach = std::max(alias.reach, (delta + step - 1) / step);
+            }
+        }
+      }
+      return;
+    }
+    bool filled = false;
+    auto& m = find_move(st, tp, o, ts, fn, &expr_slot(o.parent()), &filled);
+    using Tmp = std::decay_t<decltype(m.temp)>;
+    if (m.temp.is_null()) m.temp = Tmp(tp.distribution(), Label{"spmd::expr::moved"}, Init::none);
+    if (!filled) m.plan->apply(exec, m.temp, o.parent());
+    b.push(source_of(m.temp, ts, box));
+  };
+  visit_terminals(e, resolve_one);
+  return b;
+}
+
+template <int M, std::size_t K>
+bool contiguous(const Binding<M, K>& b, const std::common_type_t<Kokkos::Array<index_t, M>>& dst_coef) {
+  if (dst_coef[M - 1] != 1) return false;
+  for (std::size_t t = 0; t < b.count; ++t)
+    if (b.sources[t].coef[M - 1] != 1) return false;
+  return true;
+}
+
+/// dst = e on `exec`, dst a view (see expr.hpp's file comment). `state`: the cache to use
+/// (default: the destination array's own).
+template <class Exec, class Td, int M, int Nd, class Mem, class E>
+void assign_expr(const Exec& exec, const ArrayView<Td, M, Nd, Mem>& dst, const E& e, const char* fn,
+                 ExprState<Td, Mem>* state = nullptr) {
+  static_assert(E::rank == M || E::rank == 0,
+                "spmd::assign: the expression has another number of axes than the destination");
+  const auto& tp = dst.parent();
+  if (tp.is_null()) throw Error(str(fn, ": the destination is a null array"), true);
+  if constexpr (E::rank > 0) {
+    if (e.shape() != dst.shape())
+      throw Error(str(fn, ": destination ", dst.describe(), " has shape ", shape_str(dst.shape()),
+                      " but the expression has shape ", shape_str(e.shape())),
+                  true);
+  }
+  ExprState<Td, Mem>& st = state ? *state : expr_state(tp);
+  const Box<M> box = dst.owned();
+  // A view of another array that cannot be read in place: one plan straight into the destination.
+  auto name = [&] { return "destination " + dst.describe(); };
+  if constexpr (is_view<E>::value && std::is_same_v<typename E::value_type, Td>) {
+    if (classify(fn, e, tp, dst.selection(), name) == Access::moved) {
+      st.epoch = st.clock + 1;
+      find_move(st, tp, e, dst.selection(), fn).plan->apply(exec, tp, e.parent());
+      return;
+    }
+  }
+  Alias alias;
+  auto b = resolve(exec, fn, e, tp, dst.selection(), dst.shape(), box, st, name, alias);
+  const auto src = bind(e, b);
+  Source<M> d = source_of(tp, dst.selection(), box);
+  DstDev<Td, M> out{static_cast<Td*>(const_cast<void*>(d.data)), d.coef};
+  if (!alias.aliased) {
+    launch_assign(exec, "spmd::expr::assign", out, src, box, contiguous(b, d.coef));
+    return;
+  }
+  if (box.empty()) return;
+  // The destination's storage is read at other positions. On the host: in place, a few units
+  // behind (LaggedAssign); on a device: into a buffer, then copied back.
+  if constexpr (host_accessible<typename Exec::memory_space>()) {
+    if (!testing::knobs().buffered_alias) {
+      launch_lagged(exec, st, out, src, box, alias.reach, contiguous(b, d.coef));
+      return;
+    }
+  }
+  const auto n = static_cast<std::size_t>(box.size());
+  if (st.scratch.extent(0) < n)
+    st.scratch = Kokkos::View<Td*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::expr::scratch"), n);
+  const Kokkos::Array<index_t, M> cc = compact_coef(box);
+  launch_assign(exec, "spmd::expr::assign_buffered", DstDev<Td, M>{st.scratch.data(), cc}, src, box, contiguous(b, cc));
+  launch_assign(exec, "spmd::expr::copy_back", out, TermDev<Td, M>{st.scratch.data(), cc}, box, d.coef[M - 1] == 1);
+}
+
+/// Binds `e` for a reduction on this rank (its first operand's layout is the reference) and
+/// calls run(src, box, contiguous, anchor). Collective (moves may communicate).
+template <class Exec, class E, class Run>
+auto bind_for_reduction(const Exec& exec, const char* fn, const E& e, const Run& run) {
+  static_assert(E::rank > 0, "spmd: reductions take an array, a view or an expression");
+  const auto& anchor = first_terminal(e);
+  using Anchor = std::decay_t<decltype(anchor)>;
+  const auto& tp = anchor.parent();
+  if (tp.is_null()) throw Error(str(fn, ": operand is a null array"), true);
+  const Box<Anchor::rank> box = anchor.owned();
+  Alias alias;
+  auto& st = expr_state(tp);
+  auto name = [&] { return "the first operand " + anchor.describe(); };
+  auto b = resolve(exec, fn, e, tp, anchor.selection(), anchor.shape(), box, st, name, alias);
+  const auto src = bind(e, b);
+  Kokkos::Array<index_t, Anchor::rank> unit{};
+  unit[Anchor::rank - 1] = 1;
+  return run(src, box, contiguous(b, unit), anchor);
+}
+
+/// Reduce map(e) with C over its elements into Acc, on `exec`; the same result on every rank.
+/// fn names the public function in errors, label the kernel. Collective.
+template <Combine C, Map F, class Acc, class Exec, class E>
+Acc reduce_expr(const Exec& exec, const char* fn, const char* label, const E& e) {
+  const Acc local = bind_for_reduction(exec, fn, e, [&](const auto& src, const auto& box, bool contig, const auto&) {
+    return launch_reduce<Rule<C, Acc>, F>(exec, label, src, box, contig);
+  });
+  return combine_ranks<C>(first_terminal(e).comm(), local);
+}
+
+/// The view index (row-major over e's shape) of e's smallest (Less) or largest element, lowest
+/// index first among equals, on `exec`; the same on every rank. Collective.
+template <bool Less, class Exec, class E>
+index_t arg_expr(const Exec& exec, const char* fn, const char* label, const E& e) {
+  using V = typename E::value_type;
+  using R = ArgRule<V, Less>;
+  constexpr int M = E::rank;
+  const ValueIndex<V> local =
+      bind_for_reduction(exec, fn, e, [&](const auto& src, const Box<M>& box, bool contig, const auto&) {
+        Kokkos::Array<index_t, M> coef;
+        index_t st = 1, base = 0;
+        for (int d = M - 1; d >= 0; --d) {
+          coef[d] = st;
+          base += box.lo[d] * st;
+          st *= e.shape()[d];
+        }
+        const auto items = BoxItems<M>::template make<Exec>(box.extents());
+        using Src = std::decay_t<decltype(src)>;
+        if (contig) return reduce_box<R>(exec, label, items, ArgRows<R, Src, M, true>{src, base, coef});
+        return reduce_box<R>(exec, label, items, ArgRows<R, Src, M, false>{src, base, coef});
+      });
+  const Comm& comm = first_terminal(e).comm();
+  const V best = comm.allreduce(local.value, Less ? Op::min : Op::max);
+  const index_t none = Kokkos::reduction_identity<index_t>::min();
+  return comm.allreduce(local.value == best ? local.index : none, Op::min);
+}
+
+/// A collective error for a reduction without identity over a zero-size operand.
+template <class E>
+void require_nonempty_expr(const char* fn, const E& e) {
+  if (expr_size(e) == 0)
+    throw Error(str(fn, ": zero-size operand (shape ", shape_str(e.shape()), ") has no ", fn + 6,
+                    " (the reduction has no identity)"),
+                true);
+}
+
+}  // namespace spmd::impl

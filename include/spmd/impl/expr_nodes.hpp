@@ -1,0 +1,368 @@
+#pragma once
+// Expressions, host side: the element operations (device functions) and the tree of operand
+// handles an expression is built as (plain structs: nothing runs until it is assigned or
+// reduced), NumPy's type promotion, the shape check, and the visitors over the tree's array
+// operands (the terminals).
+
+#include <Kokkos_Core.hpp>
+
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "spmd/array.hpp"
+#include "spmd/math.hpp"
+#include "spmd/slice.hpp"
+
+namespace spmd::impl {
+
+enum class UnOp { neg, abs, sqrt, exp, log, sin, cos, lnot, cast };
+enum class BinOp { add, sub, mul, div, pow, minimum, maximum, lt, le, gt, ge, eq, ne, land, lor };
+
+constexpr bool is_comparison(BinOp op) {
+  return op == BinOp::lt || op == BinOp::le || op == BinOp::gt || op == BinOp::ge || op == BinOp::eq ||
+         op == BinOp::ne || op == BinOp::land || op == BinOp::lor;
+}
+
+/// Unary operation Op on values converted to R.
+template <UnOp Op, class R>
+struct Un {
+  using result = std::conditional_t<Op == UnOp::lnot, bool, R>;
+  KOKKOS_FORCEINLINE_FUNCTION static result apply(const R x) {
+    if constexpr (Op == UnOp::neg)
+      return -x;
+    else if constexpr (Op == UnOp::abs)
+      return x < R(0) ? -x : x;
+    else if constexpr (Op == UnOp::sqrt)
+      return math::sqrt(x);
+    else if constexpr (Op == UnOp::exp)
+      return math::exp(x);
+    else if constexpr (Op == UnOp::log)
+      return math::log(x);
+    else if constexpr (Op == UnOp::sin)
+      return math::sin(x);
+    else if constexpr (Op == UnOp::cos)
+      return math::cos(x);
+    else if constexpr (Op == UnOp::lnot)
+      return !x;
+    else
+      return x;  // cast: the conversion to R is the operation
+  }
+};
+
+/// Binary operation Op on values converted to R.
+template <BinOp Op, class R>
+struct Bin {
+  using result = std::conditional_t<is_comparison(Op), bool, R>;
+  KOKKOS_FORCEINLINE_FUNCTION static result apply(const R x, const R y) {
+    if constexpr (Op == BinOp::add)
+      return x + y;
+    else if constexpr (Op == BinOp::sub)
+      return x - y;
+    else if constexpr (Op == BinOp::mul)
+      return x * y;
+    else if constexpr (Op == BinOp::div)
+      return x / y;
+    else if constexpr (Op == BinOp::pow)
+      return math::pow(x, y);
+    else if constexpr (Op == BinOp::minimum)
+      return y < x ? y : x;
+    else if constexpr (Op == BinOp::maximum)
+      return x < y ? y : x;
+    else if constexpr (Op == BinOp::lt)
+      return x < y;
+    else if constexpr (Op == BinOp::le)
+      return x <= y;
+    else if constexpr (Op == BinOp::gt)
+      return x > y;
+    else if constexpr (Op == BinOp::ge)
+      return x >= y;
+    else if constexpr (Op == BinOp::eq)
+      return x == y;
+    else if constexpr (Op == BinOp::ne)
+      return x != y;
+    else if constexpr (Op == BinOp::land)
+      return x && y;
+    else
+      return x || y;
+  }
+};
+
+inline const char* op_name(BinOp op) {
+  constexpr const char* names[] = {"operator+",  "operator-",  "operator*",  "operator/",  "pow",
+                                   "minimum",    "maximum",    "operator<",  "operator<=", "operator>",
+                                   "operator>=", "operator==", "operator!=", "operator&&", "operator||"};
+  return names[static_cast<int>(op)];
+}
+
+template <class S>
+struct ScalarExpr {
+  using spmd_expression = void;
+  using value_type = S;
+  static constexpr int rank = 0;
+  S value;
+};
+
+template <UnOp Op, class R, class A>
+struct UnaryExpr {
+  using spmd_expression = void;
+  using op = Un<Op, R>;
+  using value_type = typename op::result;
+  using memory_space = typename A::memory_space;
+  static constexpr int rank = A::rank;
+  A a;
+  Index<rank> shape() const { return a.shape(); }
+};
+
+template <BinOp Op, class R, class A, class B>
+struct BinaryExpr {
+  using spmd_expression = void;
+  using op = Bin<Op, R>;
+  using value_type = typename op::result;
+  using memory_space = typename std::conditional_t<(A::rank > 0), A, B>::memory_space;
+  static constexpr int rank = A::rank > B::rank ? A::rank : B::rank;
+  A a;
+  B b;
+  Index<rank> shape_;
+  const Index<rank>& shape() const { return shape_; }
+};
+
+template <class R, class C, class A, class B>
+struct WhereExpr {
+  using spmd_expression = void;
+  using value_type = R;
+  static constexpr int rank = C::rank > A::rank ? (C::rank > B::rank ? C::rank : B::rank)
+                                                : (A::rank > B::rank ? A::rank : B::rank);
+  using memory_space =
+      typename std::conditional_t<(C::rank > 0), C, std::conditional_t<(A::rank > 0), A, B>>::memory_space;
+  C c;
+  A a;
+  B b;
+  Index<rank> shape_;
+  const Index<rank>& shape() const { return shape_; }
+};
+
+template <class X>
+struct is_array : std::false_type {};
+template <class T, int N, class M>
+struct is_array<Array<T, N, M>> : std::true_type {};
+template <class X>
+struct is_view : std::false_type {};
+template <class T, int M, int N, class Mem>
+struct is_view<ArrayView<T, M, N, Mem>> : std::true_type {};
+
+/// Arrays, views and expressions (not scalars).
+template <class X>
+inline constexpr bool is_operand_v = is_expression_v<X> || is_array<std::decay_t<X>>::value;
+template <class X>
+inline constexpr bool is_scalar_v = std::is_arithmetic_v<std::decay_t<X>>;
+
+/// The tree node of an operand: an Array is its whole view, a scalar a ScalarExpr.
+template <class T, int N, class M>
+ArrayView<T, N, N, M> as_node(const Array<T, N, M>& a) {
+  return view_of(a);
+}
+template <class X, std::enable_if_t<is_expression_v<X>, int> = 0>
+const X& as_node(const X& x) {
+  return x;
+}
+template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>
+ScalarExpr<S> as_node(const S& s) {
+  return ScalarExpr<S>{s};
+}
+template <class X>
+using node_t = std::decay_t<decltype(as_node(std::declval<const X&>()))>;
+
+/// The type two operands are converted to (NumPy's rule for Python scalars: a scalar takes the
+/// array's type, unless it is floating and the array integral).
+template <class A, class B>
+struct promote {
+  using VA = typename A::value_type;
+  using VB = typename B::value_type;
+  using common = decltype(VA() + VB());
+  template <class V, class S>
+  using with_scalar =
+      std::conditional_t<std::is_floating_point_v<V> || (std::is_integral_v<S> && !std::is_same_v<V, bool>), V,
+                         decltype(V() + S())>;
+  using type = std::conditional_t<A::rank == 0, with_scalar<VB, VA>,
+                                  std::conditional_t<B::rank == 0, with_scalar<VA, VB>, common>>;
+};
+template <class V>
+using floating_t = std::conditional_t<std::is_floating_point_v<V>, V, double>;
+/// Floating type of norms and means: T for floating T, double otherwise.
+template <class T>
+using real_t = std::conditional_t<std::is_floating_point_v<T>, T, double>;
+
+/// The shape of the operands of rank > 0 (all equal, else a collective spmd::Error naming them;
+/// the message is built only then: expressions are built in hot loops).
+template <int R, class... X>
+Index<R> common_shape(const char* fn, const X&... x) {
+  Index<R> shape{};
+  bool have = false, bad = false;
+  auto one = [&](const auto& e) {
+    if constexpr (std::decay_t<decltype(e)>::rank > 0) {
+      if (have && !(e.shape() == shape)) bad = true;
+      if (!have) shape = e.shape();
+      have = true;
+    }
+  };
+  (one(x), ...);
+  if (bad) {
+    std::string shapes;
+    auto name = [&](const auto& e) {
+      if constexpr (std::decay_t<decltype(e)>::rank > 0)
+        shapes += (shapes.empty() ? "" : " and ") + shape_str(e.shape());
+    };
+    (name(x), ...);
+    throw Error(str("spmd::", fn, ": operand shapes ", shapes,
+                    " differ (operands must have equal shapes; only scalars broadcast)"),
+                true);
+  }
+  return shape;
+}
+
+/// True when the operands of rank > 0 all have one rank (scalars have rank 0).
+template <class... X>
+constexpr bool same_ranks() {
+  constexpr int ranks[] = {X::rank...};
+  int rank = 0;
+  for (const int r : ranks) {
+    if (r == 0) continue;
+    if (rank > 0 && r != rank) return false;
+    rank = r;
+  }
+  return true;
+}
+
+template <BinOp Op, class A, class B>
+auto make_binary(const A& a, const B& b) {
+  using NA = node_t<A>;
+  using NB = node_t<B>;
+  static_assert(same_ranks<NA, NB>(), "spmd: operands have different numbers of axes (only scalars broadcast)");
+  static_assert(std::is_same_v<typename std::conditional_t<(NA::rank > 0), NA, NB>::memory_space,
+                               typename std::conditional_t<(NB::rank > 0), NB, NA>::memory_space>,
+                "spmd: operands live in different memory spaces");
+  using P = typename promote<NA, NB>::type;
+  using R = std::conditional_t<Op == BinOp::land || Op == BinOp::lor, bool,
+                               std::conditional_t<Op == BinOp::div || Op == BinOp::pow, floating_t<P>, P>>;
+  constexpr int rank = NA::rank > NB::rank ? NA::rank : NB::rank;
+  const NA x = as_node(a);
+  const NB y = as_node(b);
+  return BinaryExpr<Op, R, NA, NB>{x, y, common_shape<rank>(op_name(Op), x, y)};
+}
+
+template <UnOp Op, class R, class A>
+auto make_unary(const A& a) {
+  using NA = node_t<A>;
+  static_assert(NA::rank > 0, "spmd: expression functions take an array, a view or an expression");
+  return UnaryExpr<Op, R, NA>{as_node(a)};
+}
+
+template <class A, class B>
+using if_binary =
+    std::enable_if_t<(is_operand_v<A> && (is_operand_v<B> || is_scalar_v<B>)) || (is_scalar_v<A> && is_operand_v<B>),
+                     int>;
+template <class A>
+using if_operand = std::enable_if_t<is_operand_v<A>, int>;
+template <class A>
+using value_of = typename node_t<A>::value_type;
+
+// ---- visiting the array operands (the terminals), in tree order --------------------------------
+
+template <class S, class F>
+void visit_terminals(const ScalarExpr<S>&, F&) {}
+template <class T, int M, int N, class Mem, class F>
+void visit_terminals(const ArrayView<T, M, N, Mem>& v, F& f) {
+  f(v);
+}
+template <UnOp Op, class R, class A, class F>
+void visit_terminals(const UnaryExpr<Op, R, A>& e, F& f) {
+  visit_terminals(e.a, f);
+}
+template <BinOp Op, class R, class A, class B, class F>
+void visit_terminals(const BinaryExpr<Op, R, A, B>& e, F& f) {
+  visit_terminals(e.a, f);
+  visit_terminals(e.b, f);
+}
+template <class R, class C, class A, class B, class F>
+void visit_terminals(const WhereExpr<R, C, A, B>& e, F& f) {
+  visit_terminals(e.c, f);
+  visit_terminals(e.a, f);
+  visit_terminals(e.b, f);
+}
+
+/// The first array operand (the reference layout of a reduction).
+template <class T, int M, int N, class Mem>
+const ArrayView<T, M, N, Mem>& first_terminal(const ArrayView<T, M, N, Mem>& v) {
+  return v;
+}
+template <UnOp Op, class R, class A>
+const auto& first_terminal(const UnaryExpr<Op, R, A>& e) {
+  return first_terminal(e.a);
+}
+template <BinOp Op, class R, class A, class B>
+const auto& first_terminal(const BinaryExpr<Op, R, A, B>& e) {
+  if constexpr (A::rank > 0)
+    return first_terminal(e.a);
+  else
+    return first_terminal(e.b);
+}
+template <class R, class C, class A, class B>
+const auto& first_terminal(const WhereExpr<R, C, A, B>& e) {
+  if constexpr (C::rank > 0)
+    return first_terminal(e.c);
+  else if constexpr (A::rank > 0)
+    return first_terminal(e.a);
+  else
+    return first_terminal(e.b);
+}
+
+/// The number of array operands of an expression.
+template <class E>
+struct terminal_count;
+template <class S>
+struct terminal_count<ScalarExpr<S>> : std::integral_constant<std::size_t, 0> {};
+template <class T, int M, int N, class Mem>
+struct terminal_count<ArrayView<T, M, N, Mem>> : std::integral_constant<std::size_t, 1> {};
+template <UnOp Op, class R, class A>
+struct terminal_count<UnaryExpr<Op, R, A>> : terminal_count<A> {};
+template <BinOp Op, class R, class A, class B>
+struct terminal_count<BinaryExpr<Op, R, A, B>>
+    : std::integral_constant<std::size_t, terminal_count<A>::value + terminal_count<B>::value> {};
+template <class R, class C, class A, class B>
+struct terminal_count<WhereExpr<R, C, A, B>>
+    : std::integral_constant<std::size_t,
+                             terminal_count<C>::value + terminal_count<A>::value + terminal_count<B>::value> {};
+
+/// A user's element function applied to each element (count_if, any_of and all_of with a
+/// predicate): f is a device-callable functor (a KOKKOS_LAMBDA) of one value.
+template <class F, class A>
+struct MapExpr {
+  using spmd_expression = void;
+  using value_type = std::decay_t<decltype(std::declval<const F&>()(std::declval<typename A::value_type>()))>;
+  using memory_space = typename A::memory_space;
+  static constexpr int rank = A::rank;
+  F f;
+  A a;
+  Index<rank> shape() const { return a.shape(); }
+};
+template <class F, class A, class Fn>
+void visit_terminals(const MapExpr<F, A>& e, Fn& fn) {
+  visit_terminals(e.a, fn);
+}
+template <class F, class A>
+const auto& first_terminal(const MapExpr<F, A>& e) {
+  return first_terminal(e.a);
+}
+template <class F, class A>
+struct terminal_count<MapExpr<F, A>> : terminal_count<A> {};
+
+/// Number of elements of an expression. Local.
+template <class E>
+index_t expr_size(const E& e) {
+  index_t n = 1;
+  for (int d = 0; d < E::rank; ++d) n *= e.shape()[d];
+  return n;
+}
+
+}  // namespace spmd::impl

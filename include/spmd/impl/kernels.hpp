@@ -1,0 +1,261 @@
+#pragma once
+// The kernel layer: the one way the library iterates over a box of points (a rank's owned block,
+// a slice of it, a halo segment's interior) in a Kokkos kernel. Algorithms, expressions,
+// reductions and the solvers' vector kernels all run on it, so a change of how work maps onto a
+// GPU or a CPU is made here once.
+//
+// Work items (BoxItems):
+//   host execution spaces   one item per chunk of a row (at most host_chunk points along the last
+//                           axis): the body gets the row and a range [lo, hi) along the last axis
+//                           and loops over it itself, so the inner loop is contiguous and
+//                           vectorises, and reductions keep their partial result in locals;
+//   devices                 one item per point (consecutive threads take consecutive points of
+//                           a row: coalesced); the item's index is split with 32-bit arithmetic
+//                           when the box has fewer than 2^32 points (a GPU divides 64-bit
+//                           integers in software, which would cost more than the point's memory
+//                           traffic).
+// Bodies:
+//   loops       body(k, lo, hi)        k: the row (k[M-1] = 0), [lo, hi) along the last axis
+//   reductions  body(k, lo, hi, acc)   acc: a local partial result, folded by a Rule
+// PointLoop / PointReduce adapt a per-point body f(i...) / f(acc, i...) (int coordinates).
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <cstddef>
+#include <utility>
+
+#include "spmd/impl/ndrange.hpp"
+#include "spmd/impl/testing.hpp"
+#include "spmd/types.hpp"
+
+namespace spmd::impl {
+
+/// Points one host work item covers along the last axis (rows longer than this are split, so
+/// that 1-D arrays and short grids still spread over threads).
+constexpr index_t host_chunk = 4096;
+
+/// The work items of a kernel over a box of extents `ext` (see the file comment).
+template <int M>
+struct BoxItems {
+  static_assert(M >= 1, "spmd::impl::BoxItems: needs at least one axis");
+  Kokkos::Array<index_t, M> ext;
+  index_t chunks;  // host: chunks per row; 0: one item per point
+  index_t chunk;
+  bool narrow;  // one item per point, split with 32-bit unsigned arithmetic
+
+  /// Items over extents `e` for execution space Exec. Local.
+  template <class Exec, class Extents>
+  static BoxItems make(const Extents& e) {
+    BoxItems it{};
+    for (int d = 0; d < M; ++d) it.ext[d] = e[d] > 0 ? static_cast<index_t>(e[d]) : 0;
+    it.chunk = 1;
+    if (host_accessible<typename Exec::memory_space>() && !testing::knobs().point_items) {
+      const index_t n = it.ext[M - 1];
+      it.chunk = n < host_chunk ? (n > 0 ? n : 1) : host_chunk;
+      it.chunks = (n + it.chunk - 1) / it.chunk;
+    }
+    it.narrow = it.chunks == 0 && it.count() <= static_cast<index_t>(0xffffffffu);
+    return it;
+  }
+  /// Number of work items (0 for an empty box). Local.
+  index_t count() const {
+    index_t c = chunks > 0 ? chunks : ext[M - 1];
+    for (int d = 0; d < M - 1; ++d) c *= ext[d];
+    return c;
+  }
+  /// Item t's row (k with k[M-1] = 0) and its range [lo, hi) along the last axis.
+  KOKKOS_FORCEINLINE_FUNCTION void split(index_t t, Kokkos::Array<index_t, M>& k, index_t& lo, index_t& hi) const {
+    k[M - 1] = 0;
+    if (narrow) {
+      unsigned u = static_cast<unsigned>(t);
+      const unsigned n = static_cast<unsigned>(ext[M - 1]);
+      lo = u % n;
+      u /= n;
+      hi = lo + 1;
+      for (int d = M - 2; d >= 0; --d) {
+        const unsigned e = static_cast<unsigned>(ext[d]);
+        k[d] = u % e;
+        u /= e;
+      }
+      return;
+    }
+    if (chunks > 0) {
+      const index_t c = t % chunks;
+      t /= chunks;
+      lo = c * chunk;
+      hi = lo + chunk < ext[M - 1] ? lo + chunk : ext[M - 1];
+    } else {
+      lo = t % ext[M - 1];
+      t /= ext[M - 1];
+      hi = lo + 1;
+    }
+    for (int d = M - 2; d >= 0; --d) {
+      k[d] = t % ext[d];
+      t /= ext[d];
+    }
+  }
+};
+
+template <class Exec>
+using ItemPolicy = Kokkos::RangePolicy<Exec, Kokkos::IndexType<index_t>>;
+
+// ---- loops ---------------------------------------------------------------------------------------
+
+template <int M, class Body>
+struct ForItems {
+  Body body;
+  BoxItems<M> items;
+  KOKKOS_INLINE_FUNCTION void operator()(const index_t t) const {
+    Kokkos::Array<index_t, M> k;
+    index_t lo, hi;
+    items.split(t, k, lo, hi);
+    body(k, lo, hi);
+  }
+};
+
+/// body(k, lo, hi) over the items, on `exec`. Asynchronous (a Kokkos kernel). Local.
+template <class Exec, int M, class Body>
+void for_box(const Exec& exec, const char* label, const BoxItems<M>& items, const Body& body) {
+  const index_t n = items.count();
+  if (n == 0) return;
+  Kokkos::parallel_for(label, ItemPolicy<Exec>(exec, 0, n), ForItems<M, Body>{body, items});
+}
+
+// ---- reductions ----------------------------------------------------------------------------------
+
+/// How values fold: sum, prod, min, max, and max of |x| (identity 0).
+enum class Combine { sum, prod, min, max, absmax };
+
+/// A reduction rule: the type of a partial result, its identity, how two fold, how a value
+/// enters. join is written for any reference type (Kokkos before 3.7 joins volatile ones).
+template <Combine C, class T>
+struct Rule {
+  using value_type = T;
+  KOKKOS_FORCEINLINE_FUNCTION static void init(T& v) {
+    if constexpr (C == Combine::sum || C == Combine::absmax)
+      v = T(0);
+    else if constexpr (C == Combine::prod)
+      v = T(1);
+    else if constexpr (C == Combine::min)
+      v = Kokkos::reduction_identity<T>::min();
+    else
+      v = Kokkos::reduction_identity<T>::max();
+  }
+  /// acc = acc (C) x for one value.
+  KOKKOS_FORCEINLINE_FUNCTION static void add(T& acc, const T x) {
+    if constexpr (C == Combine::sum)
+      acc += x;
+    else if constexpr (C == Combine::prod)
+      acc *= x;
+    else if constexpr (C == Combine::min)
+      acc = x < acc ? x : acc;
+    else if constexpr (C == Combine::max)
+      acc = x > acc ? x : acc;
+    else {
+      const T m = x < T(0) ? -x : x;
+      acc = m > acc ? m : acc;
+    }
+  }
+  template <class A, class B>
+  KOKKOS_FORCEINLINE_FUNCTION static void join(A& a, const B& b) {
+    if constexpr (C == Combine::sum)
+      a += b;
+    else if constexpr (C == Combine::prod)
+      a *= b;
+    else if constexpr (C == Combine::min) {
+      if (b < a) a = b;
+    } else {  // max, absmax (partial results are already >= 0)
+      if (b > a) a = b;
+    }
+  }
+};
+
+/// K sums folded together (one kernel, then one MPI_Allreduce of K numbers).
+template <class T, int K>
+struct Sums {
+  T v[K];
+};
+template <class T, int K>
+struct SumsRule {
+  using value_type = Sums<T, K>;
+  KOKKOS_FORCEINLINE_FUNCTION static void init(value_type& s) {
+    for (int k = 0; k < K; ++k) s.v[k] = T(0);
+  }
+  template <class A, class B>
+  KOKKOS_FORCEINLINE_FUNCTION static void join(A& a, const B& b) {
+    for (int k = 0; k < K; ++k) a.v[k] += b.v[k];
+  }
+};
+
+template <int M, class Body, class R>
+struct ReduceItems {
+  using value_type = typename R::value_type;
+  Body body;
+  BoxItems<M> items;
+  KOKKOS_INLINE_FUNCTION void init(value_type& v) const { R::init(v); }
+  KOKKOS_INLINE_FUNCTION void join(value_type& a, const value_type& b) const { R::join(a, b); }
+  KOKKOS_INLINE_FUNCTION void join(volatile value_type& a, const volatile value_type& b) const { R::join(a, b); }
+  KOKKOS_INLINE_FUNCTION void operator()(const index_t t, value_type& v) const {
+    Kokkos::Array<index_t, M> k;
+    index_t lo, hi;
+    items.split(t, k, lo, hi);
+    value_type local;  // the item's partial result in locals (see the file comment)
+    R::init(local);
+    body(k, lo, hi, local);
+    R::join(v, local);
+  }
+};
+
+/// The fold of body(k, lo, hi, acc) over the items, on `exec`, by rule R; R's identity for an
+/// empty box. Waits for the kernel (the result is a host value). Local.
+template <class R, class Exec, int M, class Body>
+typename R::value_type reduce_box(const Exec& exec, const char* label, const BoxItems<M>& items, const Body& body) {
+  typename R::value_type result;
+  R::init(result);
+  const index_t n = items.count();
+  if (n == 0) return result;
+  Kokkos::parallel_reduce(label, ItemPolicy<Exec>(exec, 0, n), ReduceItems<M, Body, R>{body, items}, result);
+  return result;
+}
+
+// ---- per-point bodies ----------------------------------------------------------------------------
+
+/// Adapts f(i0, ..., iM-1) (int coordinates relative to the box's first point) to a loop body.
+template <int M, class F, class Seq = std::make_index_sequence<M - 1>>
+struct PointLoop;
+template <int M, class F, std::size_t... D>
+struct PointLoop<M, F, std::index_sequence<D...>> {
+  F f;
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const Kokkos::Array<index_t, M>& k, const index_t lo,
+                                              const index_t hi) const {
+    for (index_t i = lo; i < hi; ++i) f(static_cast<int>(k[D])..., static_cast<int>(i));
+  }
+};
+/// Adapts f(acc, i0, ..., iM-1) to a reduction body.
+template <int M, class F, class Seq = std::make_index_sequence<M - 1>>
+struct PointReduce;
+template <int M, class F, std::size_t... D>
+struct PointReduce<M, F, std::index_sequence<D...>> {
+  F f;
+  template <class Acc>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const Kokkos::Array<index_t, M>& k, const index_t lo, const index_t hi,
+                                              Acc& acc) const {
+    for (index_t i = lo; i < hi; ++i) f(acc, static_cast<int>(k[D])..., static_cast<int>(i));
+  }
+};
+
+/// f(i...) at every point of the box [0, ext) (int coordinates), on `exec`. Local.
+template <class Exec, std::size_t R, class F>
+void for_points(const Exec& exec, const char* label, const std::array<int, R>& ext, const F& f) {
+  constexpr int M = static_cast<int>(R);
+  for_box(exec, label, BoxItems<M>::template make<Exec>(ext), PointLoop<M, F>{f});
+}
+/// The fold of f(acc, i...) over the box [0, ext), by rule Rl. Waits. Local.
+template <class Rl, class Exec, std::size_t R, class F>
+typename Rl::value_type reduce_points(const Exec& exec, const char* label, const std::array<int, R>& ext, const F& f) {
+  constexpr int M = static_cast<int>(R);
+  return reduce_box<Rl>(exec, label, BoxItems<M>::template make<Exec>(ext), PointReduce<M, F>{f});
+}
+
+}  // namespace spmd::impl

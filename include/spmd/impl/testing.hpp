@@ -1,0 +1,37 @@
+#pragma once
+// Test-only hooks: switches that make a CPU build take the code paths a GPU build takes, so that
+// the CPU test suite covers them. Not part of the public API (the umbrella header does not
+// include this file; only tests and benchmarks do). Local, and not thread-safe: set them between
+// operations, on every rank alike.
+
+#include "spmd/types.hpp"
+
+namespace spmd::testing {
+
+struct Knobs {
+  /// Kernel layer: one work item per point (the device form) instead of row chunks on host spaces.
+  bool point_items = false;
+  /// Expressions: evaluate an aliased in-place update through the buffered form (the device
+  /// form) instead of the lagged one on host spaces.
+  bool buffered_alias = false;
+  /// Expressions, lagged form: a fixed number of bands (0: one per thread), so band edges are
+  /// exercised with one thread.
+  index_t bands = 0;
+  /// Communication engine: box copies as one flat launch over all segments (the device form)
+  /// instead of one strided loop per segment on host spaces.
+  bool flat_copies = false;
+};
+
+/// The process-wide switches (all off by default). Local.
+inline Knobs& knobs() {
+  static Knobs k;
+  return k;
+}
+
+/// Restores the default switches when it goes out of scope (use in tests: RAII).
+struct KnobsGuard {
+  Knobs saved = knobs();
+  ~KnobsGuard() { knobs() = saved; }
+};
+
+}  // namespace spmd::testing

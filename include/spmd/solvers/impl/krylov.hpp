@@ -1,0 +1,154 @@
+#pragma once
+// What both CG variants (solvers/cg.hpp) share: the operator, the options' bookkeeping, the bound
+// b and x, the Jacobi diagonal, the argument checks, a nonblocking reduction's request, restoring
+// a saved state, and stopping.
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spmd/algorithm.hpp"
+#include "spmd/array.hpp"
+#include "spmd/comm.hpp"
+#include "spmd/solvers/impl/kernels.hpp"
+#include "spmd/solvers/operator.hpp"
+#include "spmd/solvers/options.hpp"
+
+namespace spmd::solvers {
+
+namespace impl {
+
+/// What both CG variants share (CRTP: Derived has setup(b, x) and step()): solve(), the
+/// operator, the options' bookkeeping, the bound b and x, the Jacobi diagonal, the argument
+/// checks, a nonblocking reduction's request, and stopping.
+template <class Derived, class Operator>
+class KrylovBase {
+  static_assert((static_assert_linear_operator<Operator>(), true), "spmd::solvers: not a linear operator");
+
+ public:
+  using vector_type = typename Operator::vector_type;
+  using value_type = typename vector_type::value_type;
+  using execution_space = typename vector_type::execution_space;
+
+  KrylovBase(const char* name, const execution_space& exec, const Operator& A, const SolverOptions& opts)
+      : name_(name), exec_(exec), A_(A), progress_(name, opts) {
+    if (opts.precond == Precond::jacobi) {
+      if constexpr (!has_diagonal_v<Operator>)
+        throw Error(spmd::impl::str("spmd::solvers::", name,
+                                    ": Precond::jacobi needs an operator with "
+                                    "`void diagonal(const vector_type&) const`"),
+                    true);
+      dinv_ = A.make_vector(label("dinv"));
+    }
+    if (opts.max_iters < 0 || !(opts.rtol >= 0) || !(opts.atol >= 0))
+      throw Error(spmd::impl::str("spmd::solvers::", name, ": max_iters (", opts.max_iters, "), rtol (", opts.rtol,
+                                  ") and atol (", opts.atol, ") must not be negative"),
+                  true);
+  }
+
+  /// Solve A x = b from the initial guess in x: setup(b, x), then step() until it stops.
+  /// Collective.
+  SolveResult solve(const vector_type& b, const vector_type& x) {
+    auto& self = static_cast<Derived&>(*this);
+    bool stopped = self.setup(b, x);
+    while (!stopped) stopped = self.step();
+    return progress_.result();
+  }
+
+  const SolveResult& result() const { return progress_.result(); }
+  bool done() const { return progress_.stopped(); }
+  int iteration() const { return it_; }
+  const SolverOptions& options() const { return progress_.options(); }
+
+ protected:
+  std::string label(const char* v) const { return spmd::impl::str("spmd::solvers::", name_, "::", v); }
+  bool jacobi() const { return progress_.options().precond == Precond::jacobi; }
+
+  /// Bind b and x (checked against the operator's vectors, `like`) and compute the Jacobi
+  /// diagonal. Collective.
+  void bind(const vector_type& b, const vector_type& x, const vector_type& like) {
+    const std::string fn = spmd::impl::str("spmd::solvers::", name_);
+    for (const vector_type* v : {&b, &x})
+      if (!v->distribution().same_layout(like.distribution()))
+        throw Error(
+            spmd::impl::str(fn, ": '", v->label(), "' (", v->distribution().describe(),
+                            ") is not distributed like the operator's vectors (", like.distribution().describe(), ")"),
+            true);
+    const auto* xb = x.local_with_halo().data();
+    like.comm().check(xb == nullptr || xb != b.local_with_halo().data(),
+                      spmd::impl::str(fn, ": b and x are the same array '", x.label(), "'"));
+    b_ = spmd::impl::share(b);
+    x_ = spmd::impl::share(x);
+    rank_ = like.comm().rank();
+    progress_.set_comm_rank(rank_);
+    if constexpr (has_diagonal_v<Operator>) {
+      if (jacobi()) {
+        impl::diagonal_on(exec_, A_, dinv_);
+        const auto bad = sum_points<1>(exec_, "spmd::solvers::jacobi_invert", dinv_,
+                                       Invert<Acc<vector_type>, value_type>{dinv_.owned_access()});
+        const double nbad = like.comm().allreduce(static_cast<double>(bad.v[0]), spmd::Op::sum);
+        if (nbad > 0)
+          throw Error(
+              spmd::impl::str(fn, ": Jacobi: the operator's diagonal has ", nbad, " zero, NaN or infinite entries"),
+              true);
+      }
+    }
+  }
+
+  /// The kernel-side view of the Jacobi inverse diagonal (any vector when not preconditioned;
+  /// the kernels then never read it).
+  Acc<vector_type> dinv_access(const vector_type& fallback) const {
+    return jacobi() ? dinv_.owned_access() : fallback.owned_access();
+  }
+
+  /// Find a named vector and scalar of a saved state (collective error when missing).
+  static const vector_type& find_vector(const char* fn, const SolverState<vector_type>& s, const std::string& name) {
+    for (const auto& v : s.vectors)
+      if (v.first == name) return v.second;
+    throw Error(spmd::impl::str(fn, ": the saved state has no vector '", name, "'"), true);
+  }
+  static double find_scalar(const char* fn, const SolverState<vector_type>& s, const std::string& name) {
+    for (const auto& v : s.scalars)
+      if (v.first == name) return v.second;
+    throw Error(spmd::impl::str(fn, ": the saved state has no scalar '", name, "'"), true);
+  }
+  /// Check a saved state's solver and preconditioner against this solver. Local.
+  void check_state(const char* fn, const SolverState<vector_type>& s) const {
+    if (s.solver != name_ || s.precond != progress_.options().precond)
+      throw Error(spmd::impl::str(fn, ": the saved state is of ", s.solver, " with precond ", to_string(s.precond),
+                                  ", this solver is ", name_, " with precond ", to_string(progress_.options().precond)),
+                  true);
+    if (s.iteration < 0 || s.iteration > progress_.options().max_iters)
+      throw Error(spmd::impl::str(fn, ": the saved state is at iteration ", s.iteration, ", outside 0..max_iters (",
+                                  progress_.options().max_iters, ")"),
+                  true);
+  }
+  /// Copy a saved vector into one of the solver's (unless it is that vector). Local.
+  void restore_vector(const vector_type& dst, const vector_type& src) const {
+    if (dst.local_with_halo().data() != src.local_with_halo().data()) spmd::copy(exec_, dst, src);
+  }
+
+  /// Stop with `reason` after completing a reduction in flight; the result is final. Throws
+  /// (on every rank) when OnFailure::throw_error asks for it. Returns true. Local.
+  bool stop(Reason reason, double rnorm) {
+    request_.wait();
+    progress_.stop(reason, it_, rnorm, b_.comm());
+    return true;
+  }
+
+  const char* name_;
+  execution_space exec_;
+  const Operator& A_;
+  Progress progress_;
+  vector_type b_, x_, dinv_;
+  int it_ = 0;
+  int rank_ = 0;
+  Request request_;  // a nonblocking all-reduce in flight (pipelined CG)
+};
+
+}  // namespace impl
+
+}  // namespace spmd::solvers
