@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <string>
@@ -588,6 +589,10 @@ TEST(Sparse, MatrixMarketErrors) {
       {late_bad, "line 253: value 'x.5' is not a real number"},
       {late_extra, "line 303: more entries than the 299"},
       {"%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 2.5\n", "line 3: value '2.5' is not an integer"},
+      {head + "3 3 2\n1 1 1.0\n2 2 nan\n", "line 5: value 'nan' is not finite"},
+      {head + "3 3 1\n1 1 -1e999\n", "line 4: value '-1e999' is not finite"},
+      {head + "3 3 1\n1 99999999999999999999 1\n", "line 4: column index '99999999999999999999' is not an integer"},
+      {head + "-3 3 1\n", "line 3: expected the size line"},
   };
   std::vector<std::string> paths;
   for (std::size_t k = 0; k < std::size(cases); ++k)
@@ -600,4 +605,125 @@ TEST(Sparse, MatrixMarketErrors) {
   }
   const std::string missing = dir.path() + "/missing.mtx";
   SPMD_EXPECT_COLLECTIVE_ERROR(spmd::sparse::read_matrix_market(world(), missing), "cannot open '" + missing + "'");
+}
+
+namespace {
+
+/// The message of the spmd::Error that `read` throws, after checking that it throws one on
+/// every rank, marked collective, with the same text everywhere (rank 0's, broadcast), and that
+/// the text is printable ASCII of at most `max_len` bytes (no raw bytes of a file in it).
+std::string agreed_error(const std::function<void()>& read, std::size_t max_len = 1024) {
+  bool threw = false, collective = false;
+  std::string msg;
+  try {
+    read();
+  } catch (const spmd::Error& e) {
+    threw = true;
+    collective = e.collective();
+    msg = e.what();
+  }
+  std::string root = msg;
+  root.resize(static_cast<std::size_t>(world().bcast(static_cast<int>(root.size()), 0)));
+  world().bcast(root.data(), static_cast<int>(root.size()), 0);
+  EXPECT_TRUE(threw) << "no spmd::Error";
+  EXPECT_TRUE(collective) << "not marked collective: " << msg;
+  EXPECT_EQ(msg, root) << "the ranks' messages differ";
+  EXPECT_LE(msg.size(), max_len) << msg.substr(0, 2 * max_len);
+  const bool printable = std::all_of(msg.begin(), msg.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+  EXPECT_TRUE(printable) << "non-printable bytes in the message";
+  spmd::testing::expect_all(threw && collective && msg == root && printable && msg.size() <= max_len, "agreed_error");
+  return msg;
+}
+
+#define EXPECT_HAS(msg, needle) \
+  EXPECT_NE((msg).find(needle), std::string::npos) << "lacks '" << (needle) << "': " << (msg)
+
+}  // namespace
+
+// A size line too large for the ranks: one clear error on every rank, saying how many bytes per
+// rank the row pointers alone would need, before anything is allocated (no std::bad_alloc).
+TEST(Sparse, MatrixMarketHugeSize) {
+  TempDir dir;
+  const index_t p = world().size();
+  const std::string real = "%%MatrixMarket matrix coordinate real general\n";
+  const auto f1 = dir.write("huge_rows.mtx", real + "% c\n10000000000 10000000000 3\n1 1 1\n2 2 2\n3 3 3\n");
+  const auto f2 = dir.write("max_rows.mtx",
+                            "%%MatrixMarket matrix coordinate pattern symmetric\n"
+                            "9223372036854775807 9223372036854775807 1\n1 1\n");
+  const auto f3 = dir.write("huge_entries.mtx", real + "3 3 9223372036854775807\n1 1 1\n");
+  const auto f4 = dir.write("huge_cols.mtx", real + "3 9223372036854775807 1\n3 9223372036854775807 2.5\n");
+  dir.sync();
+  // 10^10 rows: the first rank owns ceil(10^10 / p) of them, 8 bytes of row pointer each plus one.
+  const index_t most = (10000000000 + p - 1) / p;
+  const std::string m1 = agreed_error([&] { spmd::sparse::read_matrix_market(world(), f1); });
+  EXPECT_HAS(m1, "'" + f1 + "' line 3: the size line declares 10000000000 x 10000000000 with 3 entries: ");
+  EXPECT_HAS(m1, " a rank would own " + std::to_string(most) + " rows");
+  EXPECT_HAS(m1, "would need " + std::to_string((most + 1) * 8) + " bytes (");
+  EXPECT_HAS(m1, " per rank for its row pointers alone");
+  EXPECT_HAS(m1, "use at least 5 ranks");
+  const std::string m2 = agreed_error([&] { spmd::sparse::read_matrix_market(world(), f2); });
+  EXPECT_HAS(m2, "line 2: the size line declares 9223372036854775807 x 9223372036854775807 with 1 entries");
+  EXPECT_HAS(m2, "e+19 bytes (");
+  // A huge entry count or column count allocates nothing by itself: the usual errors.
+  const std::string m3 = agreed_error([&] { spmd::sparse::read_matrix_market(world(), f3); });
+  EXPECT_HAS(m3, "line 3: the file ends after 1 of the 9223372036854775807 entries");
+  const auto A = spmd::sparse::read_matrix_market(world(), f4);
+  EXPECT_EQ(A.rows(), 3);
+  EXPECT_EQ(A.cols(), std::numeric_limits<index_t>::max());
+  EXPECT_EQ(A.nnz(), 1);
+}
+
+// A garbage file (or a garbage line) is never echoed raw: the message quotes a bounded excerpt
+// with every non-printable byte escaped, the same on every rank.
+TEST(Sparse, MatrixMarketGarbage) {
+  TempDir dir;
+  std::string junk("\x1b[31mEVIL\0\xff\xfe\x07", 13);
+  for (int k = 0; k < 3000; ++k) junk += static_cast<char>((k * 37 + 11) % 256);
+  const std::string head = "%%MatrixMarket matrix coordinate real general\n";
+  std::string late = head + "200 200 200\n";
+  for (int k = 1; k <= 200; ++k)
+    late += std::to_string(k) + " " + std::to_string(k) + (k == 170 ? " \x07\x1b]0;title\x07\n" : " 1\n");
+  const std::string cases[][2] = {
+      {junk,
+       "line 1: expected the banner '%%MatrixMarket matrix coordinate <field> <symmetry>', found "
+       "'\\x1b[31mEVIL\\x00\\xff\\xfe\\x07"},
+      {std::string(100000, '\x01'),
+       "line 1: expected the banner '%%MatrixMarket matrix coordinate <field> "
+       "<symmetry>', found a line of more than 1024 bytes starting '\\x01\\x01"},
+      {head + "3\t3\tthree\x7f\r\n",
+       "line 2: expected the size line 'rows columns entries' (three non-negative "
+       "integers), found '3\\t3\\tthree\\x7f'"},
+      {late, "line 172: value '\\x07\\x1b]0;title\\x07' is not a real number"},
+      {head + "2 2 1\n" + std::string(200000, 'A') + "\x01\n",
+       "line 3: expected an entry 'row column value', found "
+       "'AAAAAAAA"},
+      {head + "2 2 1\n" + junk, "line 3: row index '\\x1b[31mEVIL\\x00\\xff\\xfe\\x07' is not an integer"},
+      {"%%MatrixMarket matrix coordinate r\xc3\xa9\x61l general\n1 1 0\n", "line 1: unsupported field 'r\\xc3\\xa9al'"},
+  };
+  std::vector<std::string> paths;
+  for (std::size_t k = 0; k < std::size(cases); ++k)
+    paths.push_back(dir.write("garbage" + std::to_string(k) + ".mtx", cases[k][0]));
+  dir.sync();
+  for (std::size_t k = 0; k < std::size(cases); ++k) {
+    SCOPED_TRACE(paths[k]);
+    const std::string m = agreed_error([&] { spmd::sparse::read_matrix_market(world(), paths[k]); });
+    EXPECT_HAS(m, "'" + paths[k] + "' " + cases[k][1]);
+  }
+}
+
+// Values too small for a double read as the nearest subnormal or zero (strtod's rounding), not as
+// an error; CRLF line ends read like LF.
+TEST(Sparse, MatrixMarketTinyValuesAndCrlf) {
+  TempDir dir;
+  const auto f = dir.write("tiny.mtx",
+                           "%%MatrixMarket matrix coordinate real general\r\n% crlf\r\n3 3 3\r\n"
+                           "1 1 1e-310\r\n2 2 2.5e-400\r\n3 3 -4.5\r\n");
+  dir.sync();
+  const auto A = spmd::sparse::read_matrix_market(world(), f);
+  EXPECT_EQ(A.nnz(), 3);
+  auto d = A.make_vector("test::d");
+  A.diagonal(d);
+  const std::vector<double> got = spmd::allgather(d);
+  const std::vector<double> want{std::strtod("1e-310", nullptr), 0.0, -4.5};
+  EXPECT_EQ(got, want);
 }

@@ -24,9 +24,15 @@
 /// Errors (one spmd::Error, the same on every rank, naming the file and a line number):
 /// a missing or unreadable file; a bad banner; an unsupported object, format (array), field
 /// (complex) or symmetry (skew-symmetric, hermitian); a missing or malformed size line;
-/// a non-square symmetric matrix; an entry line with the wrong number of fields, a non-numeric
-/// index or value, or an index outside 1..rows / 1..cols; more entries than the size line
-/// declares (at the first extra line), or fewer (a truncated file).
+/// a non-square symmetric matrix; a size line with more rows than the ranks can hold (more than
+/// INT_MAX per rank, or row pointers beyond the node's memory: the message says how many bytes
+/// per rank they would need, and nothing is allocated first); an entry line with the wrong number
+/// of fields, a non-numeric index or value, a value that is not finite (nan, inf, or too large
+/// for a double; one too small reads as the nearest subnormal or zero), or an index outside
+/// 1..rows / 1..cols; more entries than the size line declares (at the first extra line), or
+/// fewer (a truncated file). Text from the file appears in a message only as a short excerpt
+/// with non-printable bytes escaped (\xNN). The text is parsed by src/sparse/matrix_market_parse.hpp
+/// (pure functions, fuzzed by tests/fuzz/fuzz_matrix_market.cpp).
 
 #include <string>
 #include <utility>
