@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "fuzz/checkpoint_metadata_input.hpp"
 #include "spmd_test.hpp"
 
 using spmd::Array;
@@ -541,4 +542,30 @@ TEST(CrossRank, Read) {
   }
   expect_values(io::load<std::int32_t>(path, "w", Distribution<3>(world(), {5, 9, 7}, spmd::grid({0, 0, 1}))), 6,
                 "w at another rank count");
+}
+
+// The fuzzer's seed corpus and every crashing input it ever found (tests/fuzz/), through the same
+// decoding and checks as the harness: valid-* seeds are accepted, bad-* seeds refused with a
+// printable message, regressions never crash.
+TEST(IoMetadata, FuzzCorpusAndRegressions) {
+  int files = 0;
+  for (const char* sub : {"checkpoint_metadata_corpus", "checkpoint_metadata_regressions"}) {
+    const fs::path dir = fs::path(SPMD_FUZZ_DIR) / sub;
+    if (!fs::exists(dir)) continue;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      std::ifstream in(entry.path(), std::ios::binary);
+      std::stringstream text;
+      text << in.rdbuf();
+      const std::string name = entry.path().filename().string();
+      bool accepted = false;
+      EXPECT_NO_THROW(accepted = spmd_fuzz::check_validation(spmd_fuzz::decode(text.str()))) << name;
+      if (name.rfind("valid-", 0) == 0) {
+        EXPECT_TRUE(accepted) << name;
+      } else if (name.rfind("bad-", 0) == 0) {
+        EXPECT_FALSE(accepted) << name;
+      }
+      ++files;
+    }
+  }
+  EXPECT_GE(files, 5) << "the seed corpus is in " << SPMD_FUZZ_DIR;
 }

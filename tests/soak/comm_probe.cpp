@@ -21,9 +21,13 @@ int made(int rc, const MPI_Comm* c) {
 
 extern "C" {
 
-long spmd_probe_live_comms() { return live.load(); }
+long spmd_probe_live_comms() {
+  return live.load();
+}
 
-int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) { return made(PMPI_Comm_dup(comm, newcomm), newcomm); }
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  return made(PMPI_Comm_dup(comm, newcomm), newcomm);
+}
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
   return made(PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm);
 }
