@@ -1,88 +1,79 @@
 #pragma once
 // The fuzz input of the checkpoint metadata validator (tests/fuzz/checkpoint_metadata_fuzz.cpp)
-// and its regression test (tests/test_io.cpp, IoMetadata.FuzzCorpusAndRegressions): a text that
-// describes what spmd::io::inspect() reads from a file (spmd::io::RawMetadata), one item a line,
-// tokens separated by spaces, \xNN for any byte in a name or a string:
+// and its regression test (tests/test_io.cpp, IoMetadata.FuzzCorpusAndRegressions): bytes that
+// describe what spmd::io::inspect() reads from a file (spmd::io::RawMetadata), as a sequence of
+// records. Binary on purpose: integers are 8 little-endian bytes, so that libFuzzer's comparison
+// hints (an extent compared with a shape, a checksum with 2^32) land on them directly.
 //
-//   path <text>
-//   root <name> int|real|str|other [@<points>] <values...>     a root attribute
-//   dataset <name> dims <extents...>                             a dataset's dataspace
-//   dataset <name> type int|real|other <bytes> signed|unsigned le|be
-//   attr <dataset> <name> int|real|str|other [@<points>] <values...>
+//   record  := op:u8 body            (op mod 5)
+//   0 path          str
+//   1 root attr     str(name) value
+//   2 dataset dims  str(name) n:u8 ((n & 0x7f) mod 40) u64 x n; with n & 0x80 also the
+//                   spmd_shape attribute holding the same extents (as int64): consistent files
+//                   by construction, so that mutating one extent reaches the checks behind the
+//                   shape comparison
+//   3 dataset type  str(name) class:u8 (mod 3: integer, real, other) size:u8 flags:u8
+//                   (bit 0: signed, bit 1: big-endian)
+//   4 dataset attr  str(dataset) str(name) value
+//   value   := kind:u8 (mod 4: integer, real, string, other) count:u8
+//              [u64 points, when count & 0x80] then (count & 0x3f) i64 or f64 for integers and
+//              reals, one str for strings, nothing for other
+//   str     := len:u8 bytes
 //
-// The points of an attribute are its number of values (1 for str) unless @<points> says
-// otherwise. The decoder never fails: malformed lines and values are skipped or saturated, so
-// every byte string is an input. Then check_validation() runs the validator and traps on anything
-// but a valid FileInfo or an spmd::Error with a printable, bounded message.
+// A record cut short by the end of the input takes zeros, so every byte string is an input.
+// tests/fuzz/make_checkpoint_metadata_seeds.py writes the seed corpus in this format.
 #include <spmd/io/metadata.hpp>
 
-#include <cerrno>
 #include <cstdint>
-#include <cstdlib>
+#include <cstring>
 #include <limits>
-#include <sstream>
 #include <string>
-#include <vector>
 
 namespace spmd_fuzz {
 
-inline std::string unescape(const std::string& t) {
-  std::string out;
-  for (std::size_t k = 0; k < t.size(); ++k) {
-    if (t[k] == '\\' && k + 3 < t.size() && t[k + 1] == 'x') {
-      const std::string hex = t.substr(k + 2, 2);
-      char* end = nullptr;
-      const long v = std::strtol(hex.c_str(), &end, 16);
-      if (end == hex.c_str() + 2) {
-        out += static_cast<char>(v);
-        k += 3;
-        continue;
-      }
-    }
-    out += t[k];
+class Reader {
+ public:
+  Reader(const std::uint8_t* data, std::size_t size) : p_(data), n_(size) {}
+  bool done() const { return k_ >= n_; }
+  std::uint8_t u8() { return k_ < n_ ? p_[k_++] : 0; }
+  std::uint64_t u64() {
+    std::uint64_t v = 0;
+    for (int b = 0; b < 8; ++b) v |= static_cast<std::uint64_t>(u8()) << (8 * b);
+    return v;
   }
-  return out;
-}
+  std::string str() {
+    const std::size_t len = u8();
+    std::string s;
+    for (std::size_t b = 0; b < len && !done(); ++b) s += static_cast<char>(u8());
+    return s;
+  }
 
-inline std::int64_t to_i64(const std::string& t) {
-  errno = 0;
-  const long long v = std::strtoll(t.c_str(), nullptr, 0);  // saturates at the int64 range
-  return static_cast<std::int64_t>(v);
-}
-inline std::uint64_t to_u64(const std::string& t) {
-  if (!t.empty() && t[0] == '-') return 0;
-  return static_cast<std::uint64_t>(std::strtoull(t.c_str(), nullptr, 0));
-}
+ private:
+  const std::uint8_t* p_;
+  std::size_t n_, k_ = 0;
+};
 
-/// The attribute of tokens tok[first..]: kind, optional @points, values.
-inline spmd::io::RawValue decode_value(const std::vector<std::string>& tok, std::size_t first) {
+inline spmd::io::RawValue value(Reader& in) {
   using spmd::io::RawValue;
   RawValue v;
-  if (first >= tok.size()) return v;
-  const std::string& kind = tok[first];
-  std::size_t k = first + 1;
-  bool explicit_points = false;
-  if (k < tok.size() && tok[k].size() > 1 && tok[k][0] == '@') {
-    v.points = to_u64(tok[k].substr(1));
-    explicit_points = true;
-    ++k;
-  }
-  if (kind == "int") {
-    v.kind = RawValue::Kind::integer;
-    for (; k < tok.size() && v.ints.size() < 64; ++k) v.ints.push_back(to_i64(tok[k]));
-    if (!explicit_points) v.points = v.ints.size();
-  } else if (kind == "real") {
-    v.kind = RawValue::Kind::real;
-    for (; k < tok.size() && v.reals.size() < 64; ++k) v.reals.push_back(std::strtod(tok[k].c_str(), nullptr));
-    if (!explicit_points) v.points = v.reals.size();
-  } else if (kind == "str") {
-    v.kind = RawValue::Kind::string;
-    for (; k < tok.size(); ++k) v.text += (v.text.empty() ? "" : " ") + unescape(tok[k]);
-    if (!explicit_points) v.points = 1;
-  } else {
-    v.kind = RawValue::Kind::other;
-    if (!explicit_points) v.points = 1;
-  }
+  const int kind = in.u8() % 4;
+  const std::uint8_t count = in.u8();
+  const std::size_t n = count & 0x3f;
+  v.kind = kind == 0   ? RawValue::Kind::integer
+           : kind == 1 ? RawValue::Kind::real
+           : kind == 2 ? RawValue::Kind::string
+                       : RawValue::Kind::other;
+  v.points = (count & 0x80) ? in.u64() : (kind < 2 ? n : 1);
+  if (kind == 0)
+    for (std::size_t k = 0; k < n; ++k) v.ints.push_back(static_cast<std::int64_t>(in.u64()));
+  if (kind == 1)
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::uint64_t bits = in.u64();
+      double d;
+      std::memcpy(&d, &bits, sizeof d);
+      v.reals.push_back(d);
+    }
+  if (kind == 2) v.text = in.str();
   return v;
 }
 
@@ -94,35 +85,53 @@ inline spmd::io::RawDataset& dataset(spmd::io::RawMetadata& m, const std::string
   return m.datasets.back();
 }
 
-/// The RawMetadata an input describes (at most 64 datasets, 32 extents each read).
-inline spmd::io::RawMetadata decode(const std::string& input) {
+/// The RawMetadata the bytes describe.
+inline spmd::io::RawMetadata decode(const std::uint8_t* data, std::size_t size) {
   spmd::io::RawMetadata m;
-  std::istringstream lines(input);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::istringstream ls(line);
-    std::vector<std::string> tok;
-    for (std::string t; ls >> t && tok.size() < 80;) tok.push_back(t);
-    if (tok.empty()) continue;
-    if (tok[0] == "path" && tok.size() >= 2) {
-      m.path = unescape(tok[1]);
-    } else if (tok[0] == "root" && tok.size() >= 3) {
-      m.attributes[unescape(tok[1])] = decode_value(tok, 2);
-    } else if (tok[0] == "dataset" && tok.size() >= 3 && (m.datasets.size() < 64 || tok[2] == "type")) {
-      spmd::io::RawDataset& d = dataset(m, unescape(tok[1]));
-      if (tok[2] == "dims") {
-        d.dims.clear();
-        for (std::size_t k = 3; k < tok.size() && d.dims.size() < 40; ++k) d.dims.push_back(to_u64(tok[k]));
-      } else if (tok[2] == "type" && tok.size() >= 7) {
-        d.type_class = tok[3] == "int"    ? spmd::io::RawDataset::Class::integer
-                       : tok[3] == "real" ? spmd::io::RawDataset::Class::real
-                                          : spmd::io::RawDataset::Class::other;
-        d.type_size = static_cast<std::size_t>(to_u64(tok[4]));
-        d.type_signed = tok[5] == "signed";
-        d.little_endian = tok[6] == "le";
+  Reader in(data, size);
+  while (!in.done()) {
+    switch (in.u8() % 5) {
+      case 0:
+        m.path = in.str();
+        break;
+      case 1: {
+        std::string name = in.str();
+        m.attributes[name] = value(in);
+        break;
       }
-    } else if (tok[0] == "attr" && tok.size() >= 4 && m.datasets.size() < 64) {
-      dataset(m, unescape(tok[1])).attributes[unescape(tok[2])] = decode_value(tok, 3);
+      case 2: {
+        spmd::io::RawDataset& d = dataset(m, in.str());
+        d.dims.clear();
+        const std::uint8_t nb = in.u8();
+        const int n = (nb & 0x7f) % 40;
+        for (int k = 0; k < n; ++k) d.dims.push_back(in.u64());
+        if (nb & 0x80) {
+          spmd::io::RawValue& shape = d.attributes["spmd_shape"];
+          shape = spmd::io::RawValue{};
+          shape.kind = spmd::io::RawValue::Kind::integer;
+          shape.points = d.dims.size();
+          for (std::uint64_t e : d.dims) shape.ints.push_back(static_cast<std::int64_t>(e));
+        }
+        break;
+      }
+      case 3: {
+        spmd::io::RawDataset& d = dataset(m, in.str());
+        const int cls = in.u8() % 3;
+        d.type_class = cls == 0   ? spmd::io::RawDataset::Class::integer
+                       : cls == 1 ? spmd::io::RawDataset::Class::real
+                                  : spmd::io::RawDataset::Class::other;
+        d.type_size = in.u8();
+        const std::uint8_t flags = in.u8();
+        d.type_signed = flags & 1;
+        d.little_endian = !(flags & 2);
+        break;
+      }
+      default: {
+        spmd::io::RawDataset& d = dataset(m, in.str());
+        std::string name = in.str();
+        d.attributes[name] = value(in);
+        break;
+      }
     }
   }
   return m;
@@ -147,13 +156,16 @@ inline bool check_validation(const spmd::io::RawMetadata& m) {
   if (!info.run_id.empty() && !spmd::io::impl::valid_run_id(info.run_id)) __builtin_trap();
   for (const auto& d : info.datasets) {
     if (d.shape.empty() || d.shape.size() > 32 || d.name.empty()) __builtin_trap();
-    unsigned __int128 bytes = spmd::io::element_size(d.type);
+    // Elements times the element size fit an int64 (a zero extent anywhere: no bytes at all).
     bool zero = false;
     for (spmd::index_t e : d.shape) {
       if (e < 0) __builtin_trap();
       zero = zero || e == 0;
-      if (!zero) bytes *= static_cast<unsigned __int128>(e);
-      if (!zero && bytes > static_cast<unsigned __int128>(std::numeric_limits<std::int64_t>::max())) __builtin_trap();
+    }
+    unsigned __int128 bytes = spmd::io::element_size(d.type);
+    for (std::size_t k = 0; k < d.shape.size() && !zero; ++k) {
+      bytes *= static_cast<unsigned __int128>(d.shape[k]);
+      if (bytes > static_cast<unsigned __int128>(std::numeric_limits<std::int64_t>::max())) __builtin_trap();
     }
   }
   return true;

@@ -36,8 +36,8 @@ echo "[fuzz] building $exe"
 
 echo "[fuzz] running for ${seconds} s from $(ls "$here/checkpoint_metadata_corpus" | wc -l) seeds"
 status=0
-UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$exe" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-  -max_len=4096 -dict="$here/checkpoint_metadata.dict" -artifact_prefix="$out/artifacts/" -print_final_stats=1 \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$exe" -max_total_time="$seconds" -use_value_profile=1 -timeout=10 \
+  -rss_limit_mb=2048 -max_len=4096 -dict="$here/checkpoint_metadata.dict" -artifact_prefix="$out/artifacts/" -print_final_stats=1 \
   "$out/corpus" "$here/checkpoint_metadata_corpus" 2>&1 | tee "$out/fuzz.log" | grep -E "DONE|stat::|ERROR|SUMMARY|Test unit written|^Done" || true
 status=${PIPESTATUS[0]}
 shopt -s nullglob
