@@ -143,21 +143,22 @@ sv::SolverState<typename Op::vector_type> load_state(const std::string& path, co
 }
 #endif
 
-/// The estimated iterations left from the residual history so far: the convergence rate since
-/// the first report extrapolated to rtol (capped by max_iters), max_iters - it when the residual
-/// does not decrease, NaN (unknown) at the first report.
+/// The estimated iterations left: the convergence rate between the last two reports (CG's
+/// rate changes as it goes; the first iterations drop fastest) extrapolated to rtol, capped by
+/// max_iters; max_iters - it when the residual does not decrease; NaN (unknown) at the first
+/// report.
 struct Eta {
   int it0 = -1;
   double rel0 = 0;
   double remaining(int it, double rel, const Config& cfg) {
     const double cap = static_cast<double>(cfg.max_iters - it);
-    if (it0 < 0 || it <= it0 || rel0 <= 0) {  // no rate yet: unknown
-      it0 = it;
-      rel0 = rel;
-      return std::nan("");
-    }
-    const double per_it = std::log(rel / rel0) / (it - it0);
-    if (!(per_it < 0) || !(cfg.tol > 0) || !(rel > 0)) return cap;
+    const int prev_it = it0;
+    const double prev_rel = rel0;
+    it0 = it;
+    rel0 = rel;
+    if (prev_it < 0 || it <= prev_it || !(prev_rel > 0) || !(rel > 0)) return std::nan("");
+    const double per_it = std::log(rel / prev_rel) / (it - prev_it);
+    if (!(per_it < 0) || !(cfg.tol > 0)) return cap;
     return std::min(cap, std::max(0.0, std::log(cfg.tol / rel) / per_it));
   }
 };
