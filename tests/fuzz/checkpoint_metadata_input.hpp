@@ -162,10 +162,12 @@ inline bool check_validation(const spmd::io::RawMetadata& m) {
       if (e < 0) __builtin_trap();
       zero = zero || e == 0;
     }
-    unsigned __int128 bytes = spmd::io::element_size(d.type);
+    const std::uint64_t limit = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    std::uint64_t bytes = spmd::io::element_size(d.type);
     for (std::size_t k = 0; k < d.shape.size() && !zero; ++k) {
-      bytes *= static_cast<unsigned __int128>(d.shape[k]);
-      if (bytes > static_cast<unsigned __int128>(std::numeric_limits<std::int64_t>::max())) __builtin_trap();
+      const auto e = static_cast<std::uint64_t>(d.shape[k]);
+      if (e > limit / bytes) __builtin_trap();
+      bytes *= e;
     }
   }
   return true;
