@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "fuzz/checkpoint_metadata_input.hpp"
 #include "spmd_test.hpp"
 
 using spmd::Array;
@@ -293,7 +294,8 @@ TEST(Io, CheckpointSeriesKeepsTheNewest) {
   EXPECT_EQ(std::get<double>(attrs.at("time")), 20.0);
   expect_values(io::load<double>(*series.latest(), "u", d), 40, "latest");
   // A newest file that is not a valid checkpoint is passed over; stale temporaries are ignored by
-  // latest() and removed by the next save.
+  // latest() and removed by the next save. The garbage file is not this run's (it has no run id),
+  // so the next save leaves it alone and prunes only its own oldest file (30).
   if (world().rank() == 0) {
     std::ofstream(dir + "/run.0000000050.h5") << "garbage";
     std::ofstream(dir + "/.run.0000000060.h5.tmp-dead-beef") << "half a file";
@@ -302,8 +304,208 @@ TEST(Io, CheckpointSeriesKeepsTheNewest) {
   EXPECT_EQ(*series.latest(), dir + "/run.0000000040.h5");
   auto a = filled<double, 2>(d, 70);
   series.save(70, {{"u", a}});
-  EXPECT_EQ(series.steps(), (std::vector<std::int64_t>{50, 70}));
+  EXPECT_EQ(series.steps(), (std::vector<std::int64_t>{40, 50, 70}));
   expect_all(!fs::exists(dir + "/.run.0000000060.h5.tmp-dead-beef"), "stale temporary removed");
+}
+
+namespace {
+/// Rank 0 overwrites `n` bytes at `offset` of the data of dataset `name` (its checksum then
+/// fails while the metadata stays valid), or cuts the file to `keep` bytes.
+void corrupt_data(const std::string& path, const std::string& name) {
+  if (world().rank() == 0) {
+    haddr_t offset = HADDR_UNDEF;
+    {
+      const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+      const hid_t dset = H5Dopen2(file, name.c_str(), H5P_DEFAULT);
+      offset = H5Dget_offset(dset);
+      H5Dclose(dset);
+      H5Fclose(file);
+    }
+    ASSERT_NE(offset, HADDR_UNDEF);
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(offset) + 8);
+    f.write("\x7f\x7f\x7f\x7f", 4);
+  }
+  world().barrier();
+}
+}  // namespace
+
+TEST(Io, SeriesOfOneRunNeverTouchesAnotherRunsFiles) {
+  const std::string dir = test_dir("runs");
+  Distribution<2> d(world(), {5, 4});
+  const std::string prefix = dir + "/ck";
+  // Run A: a new run claims the empty prefix, saves 1, 2, 3 and keeps its newest 2.
+  io::CheckpointSeries a(world(), prefix, 2);
+  a.claim(false);
+  ASSERT_TRUE(spmd::io::impl::valid_run_id(a.run_id()));
+  const auto h = static_cast<unsigned long long>(std::hash<std::string>{}(a.run_id()));
+  EXPECT_EQ(world().allreduce(h, spmd::Op::min), world().allreduce(h, spmd::Op::max)) << "one run id on every rank";
+  for (int step = 1; step <= 3; ++step) a.save(step, {{"u", filled<double, 2>(d, step)}});
+  EXPECT_EQ(a.steps(), (std::vector<std::int64_t>{2, 3}));
+  for (const auto& f : a.files()) {
+    EXPECT_EQ(f.run_id, a.run_id()) << f.path;
+    EXPECT_EQ(f.problem, "") << f.path;
+  }
+  EXPECT_EQ(io::inspect(a.path(3), world()).run_id, a.run_id());
+
+  // Run B, new, pointed at the same prefix: refused on every rank, A's files untouched.
+  const auto before = fs::last_write_time(a.path(3));
+  io::CheckpointSeries b(world(), prefix, 1);
+  SPMD_EXPECT_COLLECTIVE_ERROR(b.claim(false), "already holds 2 checkpoint file(s)");
+  SPMD_EXPECT_COLLECTIVE_ERROR(b.claim(true), "of another run");
+  // Even without claim(), B never replaces A's file of a step and never prunes A's files.
+  SPMD_EXPECT_COLLECTIVE_ERROR(b.save(3, {{"u", filled<double, 2>(d, 9)}}), "not of this run");
+  b.save(4, {{"u", filled<double, 2>(d, 4)}});
+  b.save(5, {{"u", filled<double, 2>(d, 5)}});
+  EXPECT_EQ(b.steps(), (std::vector<std::int64_t>{2, 3, 5}));  // B kept 1 of its own (4 went)
+  expect_all(fs::last_write_time(a.path(3)) == before, "run A's newest file unchanged");
+  expect_values(io::load<double>(a.path(3), "u", d), 3, "run A's file");
+
+  // Run A continued (a restart takes A's run id): its claim accepts A's files and refuses B's.
+  io::CheckpointSeries a2(world(), prefix, 2, a.run_id());
+  SPMD_EXPECT_COLLECTIVE_ERROR(a2.claim(true), "run " + b.run_id());
+  if (world().rank() == 0) fs::remove(b.path(5));
+  world().barrier();
+  EXPECT_NO_THROW(a2.claim(true));
+  SPMD_EXPECT_COLLECTIVE_ERROR(a2.claim(false), "a new run never writes over them");
+  // An unreadable file in the series is left alone by a continued run (and never pruned).
+  if (world().rank() == 0) std::ofstream(a2.path(7)) << "not a checkpoint";
+  world().barrier();
+  EXPECT_NO_THROW(a2.claim(true));
+  a2.save(4, {{"u", filled<double, 2>(d, 4)}});
+  a2.save(6, {{"u", filled<double, 2>(d, 6)}});
+  EXPECT_EQ(a2.steps(), (std::vector<std::int64_t>{4, 6, 7}));
+  // ... except at a step this run saves: the unreadable file is replaced.
+  a2.save(7, {{"u", filled<double, 2>(d, 7)}});
+  expect_values(io::load<double>(a2.path(7), "u", d), 7, "replaced unreadable file");
+  // Malformed run ids are refused.
+  EXPECT_THROW(io::CheckpointSeries(world(), prefix, 2, "not-a-run-id"), spmd::Error);
+}
+
+TEST(Io, LatestSkipsEveryInvalidFileAndSaysWhy) {
+  const std::string dir = test_dir("latest");
+  Distribution<2> d(world(), {9, 7});
+  io::CheckpointSeries series(world(), dir + "/ck", 5);
+  for (int step = 1; step <= 5; ++step)
+    series.save(step, {{"u", filled<double, 2>(d, step)}, {"w", filled<std::int32_t, 2>(d, step + 1)}});
+  for (int step = 1; step <= 5; ++step) EXPECT_EQ(io::verify(series.path(step), world()), "") << step;
+  // 5: the data of its second dataset no longer has its checksum (valid metadata);
+  // 4: truncated; 3: not HDF5 at all. 2 is the newest valid one.
+  corrupt_data(series.path(5), "w");
+  if (world().rank() == 0) {
+    fs::resize_file(series.path(4), fs::file_size(series.path(4)) / 2);
+    std::ofstream(series.path(3), std::ios::trunc) << "garbage";
+  }
+  world().barrier();
+  const auto latest = series.find_latest();
+  ASSERT_TRUE(latest.path.has_value());
+  EXPECT_EQ(*latest.path, series.path(2));
+  ASSERT_EQ(latest.skipped.size(), 3u);
+  EXPECT_EQ(latest.skipped[0].first, series.path(5));
+  EXPECT_NE(latest.skipped[0].second.find("checksum mismatch in dataset 'w'"), std::string::npos)
+      << latest.skipped[0].second;
+  EXPECT_EQ(latest.skipped[1].first, series.path(4));
+  EXPECT_NE(latest.skipped[1].second.find("truncated"), std::string::npos) << latest.skipped[1].second;
+  EXPECT_EQ(latest.skipped[2].first, series.path(3));
+  EXPECT_NE(latest.skipped[2].second.find("not an HDF5 file"), std::string::npos) << latest.skipped[2].second;
+  EXPECT_EQ(series.latest(), series.path(2));
+  // The same verdicts from verify() itself, on every rank alike.
+  const std::string why = io::verify(series.path(5), world());
+  EXPECT_EQ(world().bcast(static_cast<int>(why.size()), 0), static_cast<int>(why.size()));
+  EXPECT_NE(why.find("stored crc32"), std::string::npos);
+  expect_values(io::load<double>(*latest.path, "u", d), 2, "newest valid checkpoint");
+}
+
+// ---- the metadata validator (pure; fuzzed by tests/fuzz/checkpoint_metadata_fuzz.cpp) ---------------
+
+namespace {
+io::RawValue raw_int(std::vector<std::int64_t> v) {
+  io::RawValue r;
+  r.kind = io::RawValue::Kind::integer;
+  r.points = v.size();
+  r.ints = std::move(v);
+  return r;
+}
+io::RawValue raw_str(std::string s) {
+  io::RawValue r;
+  r.kind = io::RawValue::Kind::string;
+  r.points = 1;
+  r.text = std::move(s);
+  return r;
+}
+/// The metadata of a valid file with one 3 x 4 float64 dataset.
+io::RawMetadata valid_raw() {
+  io::RawMetadata m;
+  m.path = "x.h5";
+  m.attributes["spmd_format_version"] = raw_int({1});
+  m.attributes["spmd_library_version"] = raw_str("0.1.0");
+  m.attributes["spmd_run_id"] = raw_str("0123456789abcdef0123456789abcdef");
+  m.attributes["step"] = raw_int({20});
+  io::RawDataset d;
+  d.name = "u";
+  d.dims = {3, 4};
+  d.type_class = io::RawDataset::Class::real;
+  d.type_size = 8;
+  d.attributes["spmd_element_type"] = raw_str("float64");
+  d.attributes["spmd_shape"] = raw_int({3, 4});
+  d.attributes["spmd_checksum_crc32"] = raw_int({4294967295});
+  m.datasets.push_back(d);
+  return m;
+}
+template <class F>
+std::string refusal(F&& change) {
+  io::RawMetadata m = valid_raw();
+  change(m);
+  try {
+    io::validate_metadata(m, "test");
+  } catch (const spmd::Error& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+}  // namespace
+
+TEST(IoMetadata, ValidatorAcceptsWhatSaveWritesAndNamesWhatIsWrong) {
+  const io::FileInfo info = io::validate_metadata(valid_raw(), "test");
+  EXPECT_EQ(info.run_id, "0123456789abcdef0123456789abcdef");
+  ASSERT_EQ(info.datasets.size(), 1u);
+  EXPECT_EQ(info.datasets[0].shape, (std::vector<index_t>{3, 4}));
+  EXPECT_EQ(info.datasets[0].checksum, 4294967295u);
+  EXPECT_EQ(std::get<std::int64_t>(info.attributes.at("step")), 20);
+  using M = io::RawMetadata;
+  const auto has = [](const std::string& msg, const std::string& needle) {
+    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
+  };
+  has(refusal([](M& m) { m.attributes.erase("spmd_format_version"); }), "no spmd_format_version");
+  has(refusal([](M& m) { m.attributes["spmd_format_version"] = raw_int({0}); }), "valid versions start at 1");
+  has(refusal([](M& m) { m.attributes["spmd_format_version"] = raw_str("1"); }), "not an integer");
+  has(refusal([](M& m) { m.attributes["spmd_run_id"] = raw_str("xyz\x01"); }), "'xyz\\x01'");
+  has(refusal([](M& m) { m.datasets[0].attributes["spmd_element_type"] = raw_str("complex"); }),
+      "lacks a valid spmd_element_type");
+  has(refusal([](M& m) { m.datasets[0].type_size = 4; }), "stored as 4-byte little-endian floating-point");
+  has(refusal([](M& m) { m.datasets[0].little_endian = false; }), "big-endian");
+  has(refusal([](M& m) {
+        m.datasets[0].attributes["spmd_shape"] = raw_int({4, 3});
+      }),
+      "spmd_shape {4, 3} differs from the dataspace {3, 4}");
+  has(refusal([](M& m) { m.datasets[0].dims = {}; }), "has 0 axes");
+  has(refusal([](M& m) {
+        m.datasets[0].dims = {std::uint64_t(1) << 62, 4};
+        m.datasets[0].attributes["spmd_shape"] = raw_int({std::int64_t(1) << 62, 4});
+      }),
+      "more than 2^63 bytes");
+  has(refusal([](M& m) { m.datasets[0].attributes["spmd_checksum_crc32"] = raw_int({-1}); }), "is not a CRC-32");
+  has(refusal([](M& m) { m.datasets[0].attributes.erase("spmd_checksum_crc32"); }), "lacks its spmd_checksum_crc32");
+  has(refusal([](M& m) { m.datasets.push_back(m.datasets[0]); }), "given twice");
+  // A string from the file is quoted as a printable excerpt, however long and whatever its bytes.
+  const std::string msg =
+      refusal([](M& m) { m.datasets[0].attributes["spmd_element_type"] = raw_str(std::string(5000, '\n')); });
+  EXPECT_LT(msg.size(), 600u) << msg;
+  EXPECT_EQ(msg.find('\n'), std::string::npos);
+  // Attributes of other kinds or shapes are ignored, not fatal.
+  io::RawMetadata m = valid_raw();
+  m.attributes["vector"] = raw_int({1, 2, 3});
+  EXPECT_EQ(io::validate_metadata(m, "test").attributes.count("vector"), 0u);
 }
 
 // ---- cross-rank-count restarts (a ctest fixture: write at 4 ranks, read at 1, 2, 3) ------------------
@@ -340,4 +542,33 @@ TEST(CrossRank, Read) {
   }
   expect_values(io::load<std::int32_t>(path, "w", Distribution<3>(world(), {5, 9, 7}, spmd::grid({0, 0, 1}))), 6,
                 "w at another rank count");
+}
+
+// The fuzzer's seed corpus and every crashing input it ever found (tests/fuzz/), through the same
+// decoding and checks as the harness: valid-* seeds are accepted, bad-* seeds refused with a
+// printable message, regressions never crash.
+TEST(IoMetadata, FuzzCorpusAndRegressions) {
+  int files = 0;
+  for (const char* sub : {"checkpoint_metadata_corpus", "checkpoint_metadata_regressions"}) {
+    const fs::path dir = fs::path(SPMD_FUZZ_DIR) / sub;
+    if (!fs::exists(dir)) continue;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      std::ifstream in(entry.path(), std::ios::binary);
+      std::stringstream text;
+      text << in.rdbuf();
+      const std::string name = entry.path().filename().string();
+      bool accepted = false;
+      const std::string bytes = text.str();
+      EXPECT_NO_THROW(accepted = spmd_fuzz::check_validation(
+                          spmd_fuzz::decode(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size())))
+          << name;
+      if (name.rfind("valid-", 0) == 0) {
+        EXPECT_TRUE(accepted) << name;
+      } else if (name.rfind("bad-", 0) == 0) {
+        EXPECT_FALSE(accepted) << name;
+      }
+      ++files;
+    }
+  }
+  EXPECT_GE(files, 10) << "the seed corpus is in " << SPMD_FUZZ_DIR;
 }

@@ -2,8 +2,13 @@
 // Navier-Stokes with pressure-Poisson iterations, periodic in x) as cuNumeric's weak-scaling
 // benchmark (examples/cfd.py) runs it, written with spmd slices and fused expressions.
 //
-//   mpirun -n P ./cfd [--nx NX] [--ny NY] [--steps S] [--nit NIT] [--warmup W] [--json FILE]
-//                     [--grid PY,PX] [--moved-columns] [--perturb A] [--save FILE.h5]
+//   mpirun -n P ./cfd [--nx NX] [--ny NY] [--steps S] [--nit NIT] [--warmup W] [--monitor K]
+//                     [--json FILE] [--quiet] [--resources] [--grid PY,PX] [--moved-columns]
+//                     [--perturb A] [--save FILE.h5]
+//                     [--checkpoint-every K --checkpoint PREFIX] [--restart FILE|latest]
+//
+// The grid is sized by --nx and --ny, the grid points as in cuNumeric's script (walls and the
+// periodic column included); cfd has no --n (docs/apps.md#vocabulary).
 //
 // Matched to cuNumeric's script: a ny x nx grid over [0, 2]^2 (dx = 2 / (nx - 1), dy likewise),
 // nx = ny = 41, nit = 50 pressure iterations per step, 50 timed steps (--steps) after 1 warm-up
@@ -48,18 +53,29 @@
 // (cuNumeric's start) the flow stays uniform along x, so v stays 0 and p stays 1; --perturb A
 // starts from u, v = A times fixed integer patterns instead, so that v, p and every column
 // differ (the tests use it). --save writes the final u, v, p to an HDF5 file (HDF5 builds).
-#include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
+// Every --monitor K steps rank 0 prints the sums of u and p, the elapsed time, the rate and the
+// ETA.
+//
+// Checkpoints (HDF5 builds) hold u, v and p (un, vn, pn and b are rebuilt by every step before
+// they are read), the step (warm-up steps included) and the problem record (nx, ny, nit,
+// perturb; warmup is recorded and taken from the checkpoint when not given); --restart continues
+// up to --warmup + --steps and ends bitwise equal to an uninterrupted run, on any rank count or
+// process grid.
+//
+// Exit status (docs/apps.md#exit-status): 0; 3 when a final field holds non-finite values (the
+// flow blew up: too large a --perturb); 1 on errors; 64 on bad arguments.
 #include <spmd.hpp>
 
-#include "app_cli.hpp"
+#include "app.hpp"
 #include "checkpoint_options.hpp"
+#include "report.hpp"
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
+#include <climits>
 #include <string>
+#include <memory>
 #include <vector>
 
 namespace {
@@ -195,83 +211,124 @@ void step(State& s, const Physics& k, int nit) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  spmd::Runtime rt(argc, argv);
+  spmd::apps::App app("cfd",
+                      "CFD Python step 12 (channel flow) as cuNumeric's benchmark, with spmd slices and expressions",
+                      argc, argv);
+  spmd::Runtime rt(app.argc(), app.argv());
   spmd::Comm comm = rt.world();
+  using spmd::apps::format;
+  using spmd::apps::in_range;
 
-  CLI::App cli{"CFD Python step 12 (channel flow) as cuNumeric's benchmark, with spmd slices and expressions"};
   spmd::index_t nx = 41, ny = 41;
   int steps = 50, warmup = 1, nit = 50;
   std::vector<int> grid;
   bool moved = false;
   double amplitude = 0.0;
-  std::string json_path, save_path;
-  cli.add_option("--nx", nx, "grid points along x (periodic)")->check(CLI::Range(3, 1 << 24));
-  cli.add_option("--ny", ny, "grid points along y (walls at both ends)")->check(CLI::Range(3, 1 << 24));
-  cli.add_option("--steps", steps, "timed time steps (nt)")->check(CLI::NonNegativeNumber);
-  cli.add_option("--warmup", warmup, "time steps before the timer starts")->check(CLI::NonNegativeNumber);
-  cli.add_option("--nit", nit, "pressure iterations per step")->check(CLI::NonNegativeNumber);
+  std::string save_path;
+  CLI::App& cli = app.cli();
+  cli.add_option("--nx", nx, "grid points along x (periodic)")->check(in_range(3, 1 << 24));
+  cli.add_option("--ny", ny, "grid points along y (walls at both ends)")->check(in_range(3, 1 << 24));
+  cli.add_option("--steps", steps, "timed time steps (nt), after the warm-up ones")->check(in_range(0, INT_MAX / 2));
+  cli.add_option("--warmup", warmup, "time steps before the timer starts")->check(in_range(0, INT_MAX / 2));
+  cli.add_option("--nit", nit, "pressure iterations per step")->check(in_range(0, INT_MAX));
   cli.add_option("--grid", grid, "process grid PY,PX (default: automatic)")->delimiter(',')->expected(2);
   cli.add_flag("--moved-columns", moved, "no periodic halo: the engine moves the periodic columns' operands");
   cli.add_option("--perturb", amplitude, "start from u, v = A times fixed patterns (0: from rest, as cuNumeric)");
-  cli.add_option("--json", json_path, "write the results to this JSON file (rank 0)");
   cli.add_option("--save", save_path, "write the final u, v, p to this HDF5 file (HDF5 builds)");
-  if (const int code = spmd::apps::parse(cli, comm, argc, argv); code >= 0) return code;
-  if (!SPMD_HAVE_HDF5 && !save_path.empty())
-    throw spmd::Error("cfd: --save needs spmdarray built with SPMD_ENABLE_HDF5=ON", true);
+  app.add_monitor(10, "steps");
+  spmd::apps::CheckpointOptions ckpt("cfd");
+  ckpt.add_to(cli);
 
-  const spmd::Distribution<2> dist(comm, {ny, nx}, spmd::halo(1), spmd::periodic({false, !moved}),
-                                   spmd::ProcessGrid{grid});
-  const Physics k(nx, ny);
-  State s(dist);
-  if (amplitude != 0.0) perturb(s.u, s.v, amplitude);
-  if (comm.rank() == 0)
-    std::printf("cfd: %lld x %lld grid (ny x nx) on %d ranks (%s), nit %d, %d + %d steps, dt %.6g, %s, backend %s\n",
-                static_cast<long long>(ny), static_cast<long long>(nx), comm.size(), dist.describe().c_str(), nit,
-                warmup, steps, k.dt, moved ? "moved periodic columns" : "periodic halo",
-                spmd::Runtime::backend().c_str());
+  return app.run(comm, [&] {
+    if (!SPMD_HAVE_HDF5 && !save_path.empty())
+      throw spmd::Error("--save needs spmdarray built with SPMD_ENABLE_HDF5=ON", true);
+    spmd::apps::ProblemRecord record(app);
+    record.option("--nx", nx);
+    record.option("--ny", ny);
+    record.option("--nit", nit);
+    record.option("--perturb", amplitude);
+    record.option("--warmup", warmup, false);
+    const spmd::apps::Start start = ckpt.start(comm, app, record, "--steps", steps, warmup);
+    const std::int64_t total = std::int64_t(warmup) + steps;
 
-  for (int n = 0; n < warmup; ++n) step(s, k, nit);
-  Kokkos::fence();
-  comm.barrier();
-  const double t0 = MPI_Wtime();
-  for (int n = 0; n < steps; ++n) step(s, k, nit);
-  Kokkos::fence();
-  const double elapsed = comm.allreduce(MPI_Wtime() - t0, spmd::Op::max);
-  const double sum_u = spmd::sum(s.u), sum_v = spmd::sum(s.v), sum_p = spmd::sum(s.p);
-  const double points = static_cast<double>(nx) * static_cast<double>(ny) * steps;
-  const double rate = elapsed > 0 ? points / elapsed : 0.0;
-  const std::int64_t crc_u = spmd::apps::state_crc32(s.u), crc_v = spmd::apps::state_crc32(s.v),
-                     crc_p = spmd::apps::state_crc32(s.p);
+    const spmd::Distribution<2> dist(comm, {ny, nx}, spmd::halo(1), spmd::periodic({false, !moved}),
+                                     spmd::ProcessGrid{grid});
+    const auto ext = dist.local_extents_with_halo();
+    // u, v, p, un, vn, pn, b, and with --moved-columns up to 14 moved-column temporaries.
+    const double bytes = 8.0 * ext[0] * ext[1] * (moved ? 21.0 : 7.0);
+    const std::string what = format("the %lld x %lld grid", static_cast<long long>(ny), static_cast<long long>(nx));
+    spmd::apps::require_memory(comm, bytes, what);
+    const Physics k(nx, ny);
+    std::unique_ptr<State> state;
+    spmd::apps::allocate_agreed(comm, bytes, what, [&] { state = std::make_unique<State>(dist); });
+    State& s = *state;
+    if (amplitude != 0.0) perturb(s.u, s.v, amplitude);
 #if SPMD_HAVE_HDF5
-  if (!save_path.empty())
-    spmd::io::save(save_path, {{"u", s.u}, {"v", s.v}, {"p", s.p}},
-                   {{"nx", std::int64_t(nx)}, {"ny", std::int64_t(ny)}, {"steps", std::int64_t(warmup + steps)}});
-#endif
-  if (comm.rank() == 0) {
-    std::printf("cfd: %.3f s, %.4e points/s (grid points x steps; %.4e pressure-sweep points/s)\n", elapsed, rate,
-                rate * nit);
-    std::printf("cfd: check: sum u %.17g, sum v %.17g, sum p %.17g\n", sum_u, sum_v, sum_p);
-    if (!json_path.empty()) {
-      const nlohmann::json j = {{"app", "cfd"},
-                                {"nx", nx},
-                                {"ny", ny},
-                                {"steps", steps},
-                                {"warmup", warmup},
-                                {"nit", nit},
-                                {"dt", k.dt},
-                                {"perturb", amplitude},
-                                {"periodic_halo", !moved},
-                                {"ranks", comm.size()},
-                                {"distribution", dist.describe()},
-                                {"seconds", elapsed},
-                                {"points_per_second", rate},
-                                {"sweep_points_per_second", rate * nit},
-                                {"sum_u", sum_u},
-                                {"sum_v", sum_v},
-                                {"sum_p", sum_p},
-                                {"crc32", {crc_u, crc_v, crc_p}}};
-      std::ofstream(json_path) << j.dump(2) << "\n";
+    if (start.restarting()) {
+      spmd::io::load_into(start.path, "u", s.u);
+      spmd::io::load_into(start.path, "v", s.v);
+      spmd::io::load_into(start.path, "p", s.p);
     }
-  }
-  return 0;
+#endif
+    app.say(comm, format("cfd: %lld x %lld grid (ny x nx) on %d ranks (%s), nit %d, steps %lld..%lld (%d warm-up), "
+                         "dt %.6g, %s, backend %s",
+                         static_cast<long long>(ny), static_cast<long long>(nx), comm.size(), dist.describe().c_str(),
+                         nit, static_cast<long long>(start.step + 1), static_cast<long long>(total), warmup, k.dt,
+                         moved ? "moved periodic columns" : "periodic halo", spmd::Runtime::backend().c_str()));
+    if (start.restarting()) app.say(comm, "cfd: restarted from " + start.path + " (run " + start.run_id + ")");
+
+    spmd::apps::Report report(app, comm);
+    spmd::apps::Progress progress(app, comm, "step", start.step + 1, total);
+    progress.start();
+    double timed_from = progress.elapsed();  // the clock of the timed steps starts after the warm-up
+    for (std::int64_t n = start.step + 1; n <= total; ++n) {
+      if (n == warmup + 1) {
+        Kokkos::fence();
+        comm.barrier();
+        timed_from = progress.elapsed();
+      }
+      step(s, k, nit);
+#if SPMD_HAVE_HDF5
+      if (ckpt.due(n)) ckpt.save(start, n, {{"u", s.u}, {"v", s.v}, {"p", s.p}}, record);
+#endif
+      if (progress.due(n)) progress.report(n, format("sum u %.6e  sum p %.6e", spmd::sum(s.u), spmd::sum(s.p)));
+    }
+    Kokkos::fence();
+    const std::int64_t timed = total - std::max<std::int64_t>(start.step, warmup);
+    report.set_timings(progress, progress.elapsed() - timed_from, std::max<std::int64_t>(timed, 0),
+                       static_cast<double>(nx) * static_cast<double>(ny), "points/s", comm);
+    const double sum_u = spmd::sum(s.u), sum_v = spmd::sum(s.v), sum_p = spmd::sum(s.p);
+    const std::int64_t crc_u = spmd::apps::state_crc32(s.u), crc_v = spmd::apps::state_crc32(s.v),
+                       crc_p = spmd::apps::state_crc32(s.p);
+    const bool finite = std::isfinite(sum_u) && std::isfinite(sum_v) && std::isfinite(sum_p);
+#if SPMD_HAVE_HDF5
+    if (!save_path.empty())
+      spmd::io::save(save_path, {{"u", s.u}, {"v", s.v}, {"p", s.p}},
+                     {{"nx", std::int64_t(nx)}, {"ny", std::int64_t(ny)}, {"steps", total}});
+#endif
+    const double rate = report.j["timings"]["rate"].get<double>();
+    app.say(comm, format("cfd: %s, %.4e points/s (grid points x steps; %.4e pressure-sweep points/s)",
+                         spmd::apps::duration_str(report.seconds()).c_str(), rate, rate * nit));
+    app.say(comm, format("cfd: check: sum u %.17g, sum v %.17g, sum p %.17g", sum_u, sum_v, sum_p));
+
+    report.j["problem"] = {{"nx", nx},
+                           {"ny", ny},
+                           {"shape", {ny, nx}},
+                           {"nit", nit},
+                           {"steps", steps},
+                           {"warmup", warmup},
+                           {"dt", k.dt},
+                           {"perturb", amplitude},
+                           {"periodic_halo", !moved}};
+    report.j["distribution"] = dist.describe();
+    report.j["run"] = spmd::apps::run_json(start.run_id, start.path, start.step + 1, total, "step");
+    report.j["check"] = {{"sum_u", sum_u},
+                         {"sum_v", sum_v},
+                         {"sum_p", sum_p},
+                         {"state_crc32", {{"u", crc_u}, {"v", crc_v}, {"p", crc_p}}},
+                         {"finite", finite}};
+    if (!finite)
+      return spmd::apps::fail_check(app, comm, report, "a final field holds non-finite values (the flow blew up)");
+    return report.finish(comm, spmd::apps::exit_ok, "ok");
+  });
 }

@@ -1,40 +1,50 @@
 // apps/cg_solver: solve a sparse SPD system with CG or pipelined CG and report on rank 0.
 //
-//   mpirun -n N ./cg_solver --problem poisson2d|poisson3d|mm --n 2048 [--file A.mtx] --tol 1e-8
-//                           --max-iters 5000 [--pipelined] [--precond none|jacobi]
-//                           [--operator csr|matrix-free] [--monitor 50] [--json out.json]
-//                           [--checkpoint-every K --checkpoint PREFIX] [--restart FILE|latest]
+//   mpirun -n N ./cg_solver --problem poisson2d|poisson3d|mm [--n 2048] [--file A.mtx] [--tol 1e-8]
+//                           [--atol 0] [--max-iters 5000] [--pipelined] [--precond none|jacobi]
+//                           [--operator csr|matrix-free] [--monitor 100] [--check-error E] [--json FILE]
+//                           [--quiet] [--resources] [--checkpoint-every K --checkpoint PREFIX]
+//                           [--restart FILE|latest]
 //
 // Problems: poisson2d / poisson3d are the unscaled Dirichlet Laplacians on n^2 / n^3 unknowns
-// (spmd::sparse::poisson2d/3d, or with --operator matrix-free the stencil operator
-// spmd::solvers::Laplacian on a 2-D / 3-D array). The right side is b = A u* for a known
-// solution u* (a deterministic pseudo-random field of the unknown's global index), so the error
-// of x against u* is reported. --problem mm reads A from a Matrix Market file and takes
-// b = A 1 (the known solution is the vector of ones).
+// (--n is the number of unknowns per axis, as in every app: docs/apps.md; spmd::sparse::
+// poisson2d/3d, or with --operator matrix-free the stencil operator spmd::solvers::Laplacian on a
+// 2-D / 3-D array). The right side is b = A u* for a known solution u* (a deterministic
+// pseudo-random field of the unknown's global index), so the error of x against u* is reported.
+// --problem mm reads A from a Matrix Market file and takes b = A 1 (the known solution is the
+// vector of ones).
 //
-// Reported on rank 0 (and in --json): the stop reason and iterations, the true relative residual
-// ||b - A x|| / ||b||, the error against the known solution, the time per iteration and the
-// effective bandwidth against the byte model (docs/api/solvers.md):
+// Reported on rank 0 (and in --json): a progress line every --monitor K iterations (the relative
+// residual, elapsed time, rate and an ETA from the convergence rate so far), then the stop
+// reason and iterations, the true relative residual ||b - A x|| / ||b||, the error against the
+// known solution, the time per iteration and the effective bandwidth against the byte model
+// (docs/api/solvers.md):
 //   CSR SpMV 12 B per stored entry + 20 B per row; matrix-free stencil 16 B per row;
 //   plus CG 96 B per row (pipelined CG 104), plus 16 (56) B per row with Jacobi.
-// Exit status: 0 converged (and within --check-error), 2 no convergence, 1 error bound exceeded
-// or an error.
+// Exit status (docs/apps.md#exit-status): 0 converged (and within --check-error); 2 no
+// convergence; 3 the error bound exceeded or non-finite results; 1 an error; 64 bad arguments.
 //
 // Checkpoints (builds with parallel HDF5) hold the solver's whole state between two iterations:
 // x, the work vectors (r, p for CG; r, w, z, s, p, and u, m, q with Jacobi, for pipelined CG) and
-// the reduced scalars; --restart continues from one exactly. The problem, operator, solver and
-// preconditioner are taken from the file. A restarted run ends bitwise equal to an uninterrupted
+// the reduced scalars, with the problem record: the problem, operator, n, the matrix file's
+// absolute path, the solver, preconditioner and tolerances, and what the matrix is (rows, nnz and
+// a checksum of its entries, apps/common/matrix_fingerprint.hpp). --restart continues from one
+// exactly; options not given are taken from the checkpoint, and options or a matrix that differ
+// from it are an error naming the field. A restarted run ends bitwise equal to an uninterrupted
 // one at the same rank count, and equal to roundoff at another.
-#include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 #include <spmd.hpp>
 
-#include "app_cli.hpp"
+#include "app.hpp"
 #include "checkpoint_options.hpp"
+#include "matrix_fingerprint.hpp"
+#include "report.hpp"
 
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -52,7 +62,6 @@ struct Config {
   double tol = 1e-8, atol = 0.0, check_error = -1.0;
   int max_iters = 5000, monitor = 0;
   bool pipelined = false;
-  std::string json;
 };
 
 /// Known solution: a pseudo-random value in [-1, 1) of the unknown's row-major global index k
@@ -89,6 +98,7 @@ void fill_known(const spmd::Array<T, N, M>& a, bool ones) {
 struct Problem {
   std::string name, op;
   index_t n = 0, rows = 0, nnz = 0;
+  std::string checksum;         // of the CSR matrix's entries ("" matrix-free)
   double op_bytes_per_row = 0;  // the operator's share of the byte model, per row
 };
 
@@ -99,29 +109,32 @@ double solver_bytes_per_row(bool pipelined, bool jacobi) {
 
 #if SPMD_HAVE_HDF5
 template <class V>
-void save_state(const spmd::io::CheckpointSeries& series, const sv::SolverState<V>& st, const Problem& pb,
-                const Config& cfg) {
+void save_state(const spmd::apps::CheckpointOptions& ckpt, const spmd::apps::Start& start, const sv::SolverState<V>& st,
+                const spmd::apps::ProblemRecord& record) {
   std::vector<spmd::io::Dataset> datasets;
   for (const auto& v : st.vectors) datasets.emplace_back(v.first, v.second);
-  spmd::io::Attributes attrs{{"problem", pb.name},      {"operator", pb.op},
-                             {"n", std::int64_t(pb.n)}, {"file", cfg.file},
-                             {"solver", st.solver},     {"precond", std::string(sv::to_string(st.precond))}};
+  spmd::io::Attributes attrs{{"solver", st.solver}, {"precond", std::string(sv::to_string(st.precond))}};
   for (const auto& s : st.scalars) attrs["state." + s.first] = s.second;
-  series.save(st.iteration, datasets, attrs);
+  ckpt.save(start, st.iteration, datasets, record, attrs);
 }
 
 template <class Op>
 sv::SolverState<typename Op::vector_type> load_state(const std::string& path, const spmd::io::FileInfo& info,
                                                      const Op& A) {
-  using Opts = spmd::apps::CheckpointOptions;
   sv::SolverState<typename Op::vector_type> st;
-  st.solver = Opts::string_attribute(info, "solver");
-  st.precond = Opts::string_attribute(info, "precond") == "jacobi" ? sv::Precond::jacobi : sv::Precond::none;
-  st.iteration = Opts::int_attribute(info, "step");
+  const auto text = [&](const char* name) {
+    const auto it = info.attributes.find(name);
+    if (it == info.attributes.end() || !std::holds_alternative<std::string>(it->second))
+      throw spmd::Error("restart: checkpoint '" + path + "' has no string attribute '" + name + "'", true);
+    return std::get<std::string>(it->second);
+  };
+  st.solver = text("solver");
+  st.precond = text("precond") == "jacobi" ? sv::Precond::jacobi : sv::Precond::none;
+  st.iteration = spmd::apps::CheckpointOptions::int_attribute(info, "step");
   for (const auto& d : info.datasets) {
     auto v = A.make_vector("spmd::cg_solver::restart::" + d.name);
     spmd::io::load_into(path, d.name, v);
-    st.vectors.emplace_back(d.name, v);
+    st.vectors.emplace_back(d.name, std::move(v));
   }
   for (const auto& a : info.attributes)
     if (a.first.rfind("state.", 0) == 0 && std::holds_alternative<double>(a.second))
@@ -130,60 +143,93 @@ sv::SolverState<typename Op::vector_type> load_state(const std::string& path, co
 }
 #endif
 
+/// The estimated iterations left: the convergence rate between the last two reports (CG's
+/// rate changes as it goes; the first iterations drop fastest) extrapolated to rtol, capped by
+/// max_iters; max_iters - it when the residual does not decrease; NaN (unknown) at the first
+/// report.
+struct Eta {
+  int it0 = -1;
+  double rel0 = 0;
+  double remaining(int it, double rel, const Config& cfg) {
+    const double cap = static_cast<double>(cfg.max_iters - it);
+    const int prev_it = it0;
+    const double prev_rel = rel0;
+    it0 = it;
+    rel0 = rel;
+    if (prev_it < 0 || it <= prev_it || !(prev_rel > 0) || !(rel > 0)) return std::nan("");
+    const double per_it = std::log(rel / prev_rel) / (it - prev_it);
+    if (!(per_it < 0) || !(cfg.tol > 0)) return cap;
+    return std::min(cap, std::max(0.0, std::log(cfg.tol / rel) / per_it));
+  }
+};
+
 /// Solve with Solver on operator A, report, return the exit status. Collective.
 template <class Solver, class Op>
-int run(const Op& A, const Problem& pb, const Config& cfg, const spmd::apps::CheckpointOptions& ckpt,
-        const std::string& restart_path, const spmd::Comm& comm) {
+int run(const Op& A, const Problem& pb, const Config& cfg, spmd::apps::App& app,
+        const spmd::apps::CheckpointOptions& ckpt, const spmd::apps::Start& start,
+        const spmd::apps::ProblemRecord& record, const spmd::Comm& comm) {
   using V = typename Op::vector_type;
+  using spmd::apps::format;
   const bool mm = pb.name == "mm";
   V ustar = A.make_vector("spmd::cg_solver::ustar"), b = A.make_vector("spmd::cg_solver::b"),
     x = A.make_vector("spmd::cg_solver::x"), tmp = A.make_vector("spmd::cg_solver::tmp");
   fill_known(ustar, mm);
   A.apply(ustar, b);
 
+  spmd::apps::Report report(app, comm);
+  spmd::apps::Progress progress(app, comm, "iteration", start.step + 1, cfg.max_iters);
+  Eta eta;
   sv::SolverOptions o;
   o.rtol = cfg.tol;
   o.atol = cfg.atol;
   o.max_iters = cfg.max_iters;
   o.precond = cfg.precond == "jacobi" ? sv::Precond::jacobi : sv::Precond::none;
-  o.monitor = cfg.monitor;
+  o.monitor = app.monitor() > 0 ? app.monitor() : (app.resources() ? cfg.max_iters : 0);
+  o.monitor_callback = [&](const sv::MonitorInfo& m) {
+    progress.report(m.iteration, format("||r||/||b|| %.6e", m.relative_residual),
+                    eta.remaining(m.iteration, m.relative_residual, cfg));
+  };
   Solver solver(A, o);
   const char* name = cfg.pipelined ? "pipelined_cg" : "cg";
-  if (comm.rank() == 0)
-    std::printf("cg_solver: %s, %lld unknowns, %lld entries, %s operator, %s, precond %s, %d ranks, backend %s\n",
-                pb.name.c_str(), static_cast<long long>(pb.rows), static_cast<long long>(pb.nnz), pb.op.c_str(), name,
-                cfg.precond.c_str(), comm.size(), spmd::Runtime::backend().c_str());
+  app.say(comm, format("cg_solver: %s, %lld unknowns, %lld entries, %s operator, %s, precond %s, %d ranks, backend %s",
+                       pb.name.c_str(), static_cast<long long>(pb.rows), static_cast<long long>(pb.nnz), pb.op.c_str(),
+                       name, cfg.precond.c_str(), comm.size(), spmd::Runtime::backend().c_str()));
 
   bool done = false;
-  int first = 0;
+  progress.start();
 #if SPMD_HAVE_HDF5
-  if (!restart_path.empty()) {
-    const auto st = load_state(restart_path, spmd::io::inspect(restart_path, comm), A);
-    first = static_cast<int>(st.iteration);
-    if (comm.rank() == 0) std::printf("cg_solver: restarting from %s at iteration %d\n", restart_path.c_str(), first);
+  if (start.restarting()) {
+    const auto st = load_state(start.path, start.info, A);
+    app.say(comm, format("cg_solver: restarted from %s at iteration %lld (run %s)", start.path.c_str(),
+                         static_cast<long long>(st.iteration), start.run_id.c_str()));
     done = solver.resume(b, x, st);
   } else {
     done = solver.setup(b, x);
   }
-  const auto series = ckpt.series(comm);
 #else
-  (void)restart_path;
   done = solver.setup(b, x);
 #endif
   Kokkos::fence();
   comm.barrier();
-  const double t0 = MPI_Wtime();
+  const double t_iterations = progress.elapsed();  // the iterations are timed from here
   while (!done) {
     done = solver.step();
 #if SPMD_HAVE_HDF5
-    if (!done && ckpt.due(solver.iteration())) save_state(series, solver.state(), pb, cfg);
+    if (!done && ckpt.due(solver.iteration())) save_state(ckpt, start, solver.state(), record);
 #else
     (void)ckpt;
+    (void)record;
 #endif
   }
-  Kokkos::fence();
-  const double elapsed = comm.allreduce(MPI_Wtime() - t0, spmd::Op::max);
   const sv::SolveResult& res = solver.result();
+  const std::int64_t run_iters = res.iterations - start.step;
+  const double bytes =
+      pb.op_bytes_per_row * static_cast<double>(pb.rows) + (pb.op == "csr" ? 12.0 * static_cast<double>(pb.nnz) : 0.0) +
+      solver_bytes_per_row(cfg.pipelined, o.precond == sv::Precond::jacobi) * static_cast<double>(pb.rows);
+  Kokkos::fence();
+  report.set_timings(progress, progress.elapsed() - t_iterations, std::max<std::int64_t>(run_iters, 0), bytes,
+                     "B/s (byte model)", comm);
+  report.j["timings"]["bytes_per_step"] = bytes;
 
   // True residual and error against the known solution.
   A.apply(x, tmp);
@@ -192,136 +238,156 @@ int run(const Op& A, const Problem& pb, const Config& cfg, const spmd::apps::Che
   const double true_rel = bnorm > 0 ? spmd::norm2(tmp) / bnorm : spmd::norm2(tmp);
   spmd::transform(tmp, Minus{}, x, ustar);
   const double err_inf = spmd::norm_inf(tmp), err_rel = spmd::norm2(tmp) / spmd::norm2(ustar);
-  const std::int64_t state_crc32 = spmd::apps::state_crc32(x);
+  const std::int64_t crc = spmd::apps::state_crc32(x);
   const double x_sum = spmd::sum(x);
-  const int run_iters = res.iterations - first;
-  const double per_iter = run_iters > 0 ? elapsed / run_iters : 0.0;
-  const double bytes =
-      pb.op_bytes_per_row * static_cast<double>(pb.rows) + (pb.op == "csr" ? 12.0 * static_cast<double>(pb.nnz) : 0.0) +
-      solver_bytes_per_row(cfg.pipelined, o.precond == sv::Precond::jacobi) * static_cast<double>(pb.rows);
-  const double gbs = per_iter > 0 ? bytes / per_iter * 1e-9 : 0.0;
-  if (comm.rank() == 0) {
-    std::printf(
-        "cg_solver: %s after %d iterations: ||b - Ax||/||b|| %.3e, error vs known solution max %.3e "
-        "(relative %.3e)\n",
-        sv::to_string(res.reason), res.iterations, true_rel, err_inf, err_rel);
-    std::printf(
-        "cg_solver: %d iterations in %.4f s: %.4f ms/iteration, %.2f GB/s against the byte model "
-        "(%.0f B/iteration)\n",
-        run_iters, elapsed, 1e3 * per_iter, gbs, bytes);
-    if (!cfg.json.empty()) {
-      nlohmann::json j = {{"app", "cg_solver"},
-                          {"problem", pb.name},
-                          {"operator", pb.op},
-                          {"n", pb.n},
-                          {"rows", pb.rows},
-                          {"nnz", pb.nnz},
-                          {"ranks", comm.size()},
-                          {"solver", name},
-                          {"precond", cfg.precond},
-                          {"tol", cfg.tol},
-                          {"max_iters", cfg.max_iters},
-                          {"converged", res.converged},
-                          {"reason", sv::to_string(res.reason)},
-                          {"iterations", res.iterations},
-                          {"first_iteration", first},
-                          {"residual", res.residual},
-                          {"true_relative_residual", true_rel},
-                          {"error_max", err_inf},
-                          {"error_relative", err_rel},
-                          {"seconds", elapsed},
-                          {"seconds_per_iteration", per_iter},
-                          {"bytes_per_iteration", bytes},
-                          {"gb_per_second", gbs},
-                          {"state_crc32", state_crc32},
-                          {"x_sum", x_sum}};
-      std::ofstream(cfg.json) << j.dump(2) << "\n";
-    }
+  const bool finite = std::isfinite(true_rel) && std::isfinite(err_inf) && std::isfinite(x_sum);
+  const double per_iter = report.j["timings"]["seconds_per_step"].get<double>();
+  app.say(comm, format("cg_solver: %s after %d iterations: ||b - Ax||/||b|| %.3e, error vs known solution max %.3e "
+                       "(relative %.3e)",
+                       sv::to_string(res.reason), res.iterations, true_rel, err_inf, err_rel));
+  app.say(comm, format("cg_solver: %lld iterations in %s: %.4f ms/iteration, %.2f GB/s against the byte model "
+                       "(%.0f B/iteration)",
+                       static_cast<long long>(run_iters), spmd::apps::duration_str(report.seconds()).c_str(),
+                       1e3 * per_iter, per_iter > 0 ? bytes / per_iter * 1e-9 : 0.0, bytes));
+
+  nlohmann::json shape = pb.name == "poisson2d"   ? nlohmann::json{pb.n, pb.n}
+                         : pb.name == "poisson3d" ? nlohmann::json{pb.n, pb.n, pb.n}
+                                                  : nlohmann::json{pb.rows};
+  report.j["problem"] = {{"name", pb.name},
+                         {"operator", pb.op},
+                         {"n", pb.n},
+                         {"shape", shape},
+                         {"rows", pb.rows},
+                         {"nnz", pb.nnz},
+                         {"file", cfg.file},
+                         {"matrix_checksum", pb.checksum},
+                         {"solver", name},
+                         {"precond", cfg.precond},
+                         {"rtol", cfg.tol},
+                         {"atol", cfg.atol},
+                         {"max_iters", cfg.max_iters}};
+  report.j["distribution"] = A.make_vector().distribution().describe();
+  report.j["run"] = spmd::apps::run_json(start.run_id, start.path, start.step + 1, res.iterations, "iteration");
+  report.j["check"] = {{"converged", res.converged},         {"reason", sv::to_string(res.reason)},
+                       {"iterations", res.iterations},       {"residual", res.residual},
+                       {"true_relative_residual", true_rel}, {"error_max", err_inf},
+                       {"error_relative", err_rel},          {"x_sum", x_sum},
+                       {"state_crc32", {{"x", crc}}},        {"finite", finite}};
+  if (!res.converged) {
+    const std::string why = format("no convergence: %s after %d iterations (||r||/||b|| %s, --tol %s, --max-iters %d)",
+                                   sv::to_string(res.reason), res.iterations,
+                                   spmd::apps::readable(bnorm > 0 ? res.residual / bnorm : res.residual).c_str(),
+                                   spmd::apps::readable(cfg.tol).c_str(), cfg.max_iters);
+    if (comm.rank() == 0) std::fprintf(stderr, "cg_solver: %s\n", why.c_str());
+    return report.finish(comm, spmd::apps::exit_not_converged, "not_converged", why);
   }
-  if (!res.converged) return 2;
-  if (cfg.check_error >= 0 && !(err_inf <= cfg.check_error)) {
-    if (comm.rank() == 0)
-      std::fprintf(stderr, "cg_solver: error %.3e exceeds --check-error %.3e\n", err_inf, cfg.check_error);
-    return 1;
-  }
-  return 0;
+  if (!finite) return spmd::apps::fail_check(app, comm, report, "the solution or its residual holds non-finite values");
+  if (cfg.check_error >= 0 && !(err_inf <= cfg.check_error))
+    return spmd::apps::fail_check(
+        app, comm, report,
+        format("the max error %.3e exceeds --check-error %s", err_inf, spmd::apps::readable(cfg.check_error).c_str()));
+  return report.finish(comm, spmd::apps::exit_ok, "ok");
 }
 
 template <class Op>
-int run_with(const Op& A, const Problem& pb, const Config& cfg, const spmd::apps::CheckpointOptions& ckpt,
-             const std::string& restart_path, const spmd::Comm& comm) {
-  if (cfg.pipelined) return run<sv::PipelinedCG<Op>>(A, pb, cfg, ckpt, restart_path, comm);
-  return run<sv::CG<Op>>(A, pb, cfg, ckpt, restart_path, comm);
+int run_with(const Op& A, const Problem& pb, const Config& cfg, spmd::apps::App& app,
+             const spmd::apps::CheckpointOptions& ckpt, const spmd::apps::Start& start,
+             const spmd::apps::ProblemRecord& record, const spmd::Comm& comm) {
+  if (cfg.pipelined) return run<sv::PipelinedCG<Op>>(A, pb, cfg, app, ckpt, start, record, comm);
+  return run<sv::CG<Op>>(A, pb, cfg, app, ckpt, start, record, comm);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  spmd::Runtime rt(argc, argv);
+  spmd::apps::App app("cg_solver", "CG / pipelined CG on a distributed sparse SPD system (spmd::solvers)", argc, argv);
+  spmd::Runtime rt(app.argc(), app.argv());
   spmd::Comm comm = rt.world();
+  using spmd::apps::at_least;
+  using spmd::apps::format;
 
-  CLI::App cli{"CG / pipelined CG on a distributed sparse SPD system (spmd::solvers)"};
+  CLI::App& cli = app.cli();
   Config cfg;
   cli.add_option("--problem", cfg.problem, "poisson2d, poisson3d or mm (Matrix Market, --file)")
       ->check(CLI::IsMember({"poisson2d", "poisson3d", "mm"}));
-  cli.add_option("--n", cfg.n, "grid points per axis (default 2048 in 2-D, 128 in 3-D)")
-      ->check(CLI::Range(index_t(1), index_t(1) << 30));
+  cli.add_option("--n", cfg.n, "unknowns per axis (0: 2048 in 2-D, 128 in 3-D)")
+      ->check(spmd::apps::in_range(0, double(index_t(1) << 30)));
   cli.add_option("--file", cfg.file, "Matrix Market file (--problem mm)");
   cli.add_option("--operator", cfg.op, "csr (assembled CsrMatrix) or matrix-free (stencil on an N-d array)")
       ->check(CLI::IsMember({"csr", "matrix-free"}));
-  cli.add_option("--tol", cfg.tol, "relative tolerance: stop when ||r|| <= tol ||b||")->check(CLI::NonNegativeNumber);
-  cli.add_option("--atol", cfg.atol, "absolute tolerance: or when ||r|| <= atol")->check(CLI::NonNegativeNumber);
-  cli.add_option("--max-iters", cfg.max_iters, "iteration limit")->check(CLI::NonNegativeNumber);
+  cli.add_option("--tol", cfg.tol, "relative tolerance: stop when ||r|| <= tol ||b||")->check(at_least(0));
+  cli.add_option("--atol", cfg.atol, "absolute tolerance: or when ||r|| <= atol")->check(at_least(0));
+  cli.add_option("--max-iters", cfg.max_iters, "iteration limit, counted from the start of the run")
+      ->check(spmd::apps::in_range(0, INT_MAX));
   cli.add_flag("--pipelined", cfg.pipelined, "pipelined CG (one nonblocking all-reduce per iteration)");
   cli.add_option("--precond", cfg.precond, "none or jacobi")->check(CLI::IsMember({"none", "jacobi"}));
-  cli.add_option("--monitor", cfg.monitor, "print the residual every K iterations (0: never)")
-      ->check(CLI::NonNegativeNumber);
-  cli.add_option("--json", cfg.json, "write the results to this JSON file (rank 0)");
-  cli.add_option("--check-error", cfg.check_error, "exit non-zero if the max error vs the known solution exceeds this");
+  cli.add_option("--check-error", cfg.check_error,
+                 "exit with status 3 if the max error vs the known solution exceeds this (< 0: no check)");
+  app.add_monitor(100, "iterations");
   spmd::apps::CheckpointOptions ckpt("cg_solver");
   ckpt.add_to(cli);
-  if (const int code = spmd::apps::parse(cli, comm, argc, argv); code >= 0) return code;
 
-  ckpt.require_hdf5("cg_solver");
-  std::string restart_path;
-#if SPMD_HAVE_HDF5
-  if (ckpt.restarting()) {
-    using Opts = spmd::apps::CheckpointOptions;
-    restart_path = ckpt.restart_file(comm);
-    const spmd::io::FileInfo info = spmd::io::inspect(restart_path, comm);
-    cfg.problem = Opts::string_attribute(info, "problem");
-    cfg.op = Opts::string_attribute(info, "operator");
-    cfg.n = Opts::int_attribute(info, "n");
-    cfg.file = Opts::string_attribute(info, "file");
-    cfg.pipelined = Opts::string_attribute(info, "solver") == "pipelined_cg";
-    cfg.precond = Opts::string_attribute(info, "precond");
-  }
-#endif
-  if (cfg.problem == "mm" && cfg.file.empty()) throw spmd::Error("cg_solver: --problem mm needs --file", true);
-  if (cfg.problem == "mm" && cfg.op != "csr")
-    throw spmd::Error("cg_solver: --problem mm needs --operator csr (the matrix-free operator is the Laplacian)", true);
-  if (cfg.n == 0) cfg.n = cfg.problem == "poisson3d" ? 128 : 2048;
+  return app.run(comm, [&] {
+    // The matrix file is recorded (and compared through its contents) by its absolute path.
+    if (!cfg.file.empty()) cfg.file = std::filesystem::absolute(cfg.file).lexically_normal().string();
+    spmd::apps::ProblemRecord record(app);
+    record.option("--problem", cfg.problem);
+    record.option("--operator", cfg.op);
+    record.option("--n", cfg.n);
+    record.option("--file", cfg.file, false);
+    record.option("--tol", cfg.tol);
+    record.option("--atol", cfg.atol);
+    record.option("--pipelined", cfg.pipelined);
+    record.option("--precond", cfg.precond);
+    const spmd::apps::Start start = ckpt.start(comm, app, record, "--max-iters", cfg.max_iters);
 
-  Problem pb{cfg.problem, cfg.op, cfg.problem == "mm" ? 0 : cfg.n, 0, 0, 0.0};
-  const index_t n = cfg.n;
-  if (cfg.op == "matrix-free") {
-    pb.op_bytes_per_row = 16.0;  // read x, write y
-    if (cfg.problem == "poisson2d") {
-      const sv::Laplacian<double, 2> L(comm, spmd::Index<2>{n, n});
-      pb.rows = L.rows();
-      pb.nnz = 5 * n * n - 4 * n;
-      return run_with(L, pb, cfg, ckpt, restart_path, comm);
+    if (cfg.problem == "mm" && cfg.file.empty()) throw spmd::Error("--problem mm needs --file", true);
+    if (cfg.problem == "mm" && cfg.op != "csr")
+      throw spmd::Error("--problem mm needs --operator csr (the matrix-free operator is the Laplacian)", true);
+    if (cfg.problem != "mm" && !cfg.file.empty())
+      throw spmd::Error("--file is for --problem mm (this run solves " + cfg.problem + ")", true);
+    if (cfg.n == 0) cfg.n = cfg.problem == "poisson3d" ? 128 : 2048;
+
+    Problem pb{cfg.problem, cfg.op, cfg.problem == "mm" ? 0 : cfg.n, 0, 0, "", 0.0};
+    const index_t n = cfg.n;
+    if (cfg.problem != "mm") {
+      // Refuse a problem too large for the memory before building anything (and before n^3
+      // overflows): the vectors (app, solver, preconditioner: 16 per row at most) and the CSR
+      // matrix (a SELL copy of its diagonal block too: twice 12 B per entry + 8 B per row).
+      const int dim = cfg.problem == "poisson2d" ? 2 : 3;
+      const double rows = std::pow(static_cast<double>(n), dim);
+      const double per_row = 16 * 8.0 + (cfg.op == "csr" ? 2 * (12.0 * (2 * dim + 1) + 8) : 0.0);
+      spmd::apps::require_memory(
+          comm, rows / comm.size() * per_row,
+          format("%s with n %lld (%.4g unknowns)", cfg.problem.c_str(), static_cast<long long>(n), rows));
     }
-    const sv::Laplacian<double, 3> L(comm, spmd::Index<3>{n, n, n});
-    pb.rows = L.rows();
-    pb.nnz = 7 * n * n * n - 6 * n * n;
-    return run_with(L, pb, cfg, ckpt, restart_path, comm);
-  }
-  pb.op_bytes_per_row = 20.0;  // CSR: 12 B per entry (value, column) + 20 B per row (offset, x, y)
-  const auto A = cfg.problem == "poisson2d"   ? spmd::sparse::poisson2d<double>(comm, n, n)
-                 : cfg.problem == "poisson3d" ? spmd::sparse::poisson3d<double>(comm, n, n, n)
-                                              : spmd::sparse::read_matrix_market<double>(comm, cfg.file);
-  pb.rows = A.rows();
-  pb.nnz = A.nnz();
-  return run_with(A, pb, cfg, ckpt, restart_path, comm);
+    if (cfg.op == "matrix-free") {
+      pb.op_bytes_per_row = 16.0;  // read x, write y
+      if (cfg.problem == "poisson2d") {
+        pb.rows = n * n;
+        pb.nnz = 5 * n * n - 4 * n;
+      } else {
+        pb.rows = n * n * n;
+        pb.nnz = 7 * n * n * n - 6 * n * n;
+      }
+      record.derived("rows", std::int64_t(pb.rows));
+      record.derived("nnz", std::int64_t(pb.nnz));
+      if (start.restarting()) record.check_derived(start.path, start.info.attributes);
+      if (cfg.problem == "poisson2d")
+        return run_with(sv::Laplacian<double, 2>(comm, spmd::Index<2>{n, n}), pb, cfg, app, ckpt, start, record, comm);
+      return run_with(sv::Laplacian<double, 3>(comm, spmd::Index<3>{n, n, n}), pb, cfg, app, ckpt, start, record, comm);
+    }
+    pb.op_bytes_per_row = 20.0;  // CSR: 12 B per entry (value, column) + 20 B per row (offset, x, y)
+    const auto A = cfg.problem == "poisson2d"   ? spmd::sparse::poisson2d<double>(comm, n, n)
+                   : cfg.problem == "poisson3d" ? spmd::sparse::poisson3d<double>(comm, n, n, n)
+                                                : spmd::sparse::read_matrix_market<double>(comm, cfg.file);
+    pb.rows = A.rows();
+    pb.nnz = A.nnz();
+    pb.checksum = spmd::apps::matrix_checksum(A);
+    record.derived("rows", std::int64_t(pb.rows));
+    record.derived("nnz", std::int64_t(pb.nnz));
+    record.derived("matrix_checksum", pb.checksum);
+    if (start.restarting()) record.check_derived(start.path, start.info.attributes);
+    return run_with(A, pb, cfg, app, ckpt, start, record, comm);
+  });
 }

@@ -7,29 +7,30 @@ to roundoff.
 usage: check_restart.py MPIEXEC HEAT_EXE WORKDIR
 """
 import os
-import shutil
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import apptest  # noqa: E402
 
 mpiexec, heat, work = sys.argv[1:4]
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-common = ["--n", "48", "--steps", "60", "--every", "30"]
+apptest.fresh(work)
+common = ["--n", "46", "--steps", "60", "--monitor", "30"]
 
 
-def run(np, name, extra):
-    return apptest.run(mpiexec, heat, np, common + extra, os.path.join(work, name + ".json"))
+def run(np, name, args):
+    return apptest.run(mpiexec, heat, np, args, os.path.join(work, name + ".json"))
 
 
-r = apptest.restart_runs(run, os.path.join(work, "ck"), [], every=20, keep=5, latest_ranks=3)
+r = apptest.restart_runs(run, os.path.join(work, "ck"), common, every=20, keep=5, latest_ranks=3)
 ref, ckp, same, other, latest = r.ref, r.ckp, r.same, r.other, r.latest
-assert same["first_step"] == 21 and other["first_step"] == 21, (same, other)
-assert latest["first_step"] == 61, latest  # the newest checkpoint is the final step: nothing left to do
+assert same["run"]["first_step"] == 21 and other["run"]["first_step"] == 21, (same["run"], other["run"])
+# The problem (n, alpha) and --steps came from the checkpoint.
+assert same["problem"] == ref["problem"] and other["problem"] == ref["problem"], (same["problem"], ref["problem"])
+# The newest checkpoint is the final step: nothing left to do.
+assert latest["run"]["first_step"] == 61, latest["run"]
 apptest.check_same_state(ref, (("checkpointing", ckp), ("restart-np2", same), ("restart-np3", other),
                                 ("restart-latest", latest)), "sum")
-if same["sum"] != ref["sum"]:
-    sys.exit(f"FAIL: same rank count but sum {same['sum']!r} != {ref['sum']!r}")
-print(f"heat restart: final grids bitwise equal (crc32 {ref['state_crc32']:#010x}); sums",
-      ref["sum"], other["sum"])
+if same["check"]["sum"] != ref["check"]["sum"]:
+    sys.exit(f"FAIL: same rank count but sum {same['check']['sum']!r} != {ref['check']['sum']!r}")
+print(f"heat restart: final grids bitwise equal (crc32 {apptest.crc(ref)}); sums",
+      ref["check"]["sum"], other["check"]["sum"])

@@ -2,30 +2,35 @@
 // (forward Euler, 5-point Laplacian), with zero Dirichlet boundaries and the initial state
 // sin(pi x) sin(pi y), whose exact solution is exp(-2 pi^2 alpha t) sin(pi x) sin(pi y).
 //
-//   mpirun -n N ./heat --n 1024 --steps 500 [--every 100] [--alpha 1] [--json out.json]
+//   mpirun -n N ./heat [--n 1022] [--steps 500] [--alpha 1] [--monitor 100] [--check-error E]
+//                      [--json FILE] [--quiet] [--resources]
 //                      [--checkpoint-every K --checkpoint PREFIX] [--restart FILE|latest]
 //
-// Checkpoints (builds with parallel HDF5) hold the grid u and the step; --restart continues from
-// one up to --steps (the total step count), on any rank count, with n and alpha taken from the
-// file. A restarted run ends bitwise equal to an uninterrupted one (the update is pointwise).
+// --n is the number of unknowns (interior points) per axis, as in every app (docs/apps.md): the
+// grid is (n + 2) x (n + 2) with its boundary, spacing h = 1 / (n + 1), time step
+// dt = 0.2 h^2 / alpha. Each step: halo exchange (faces), one for_each kernel over the interior
+// writing the other buffer, swap. Every --monitor K steps rank 0 prints the largest change of
+// the step (the residual of the steady problem), the elapsed time, the rate and the ETA.
 //
-// Each step: halo exchange (faces), one for_each kernel over the interior writing the other
-// buffer, swap. Every --every steps rank 0 prints the largest change of the last step (the
-// residual of the steady problem) and the error against the exact solution.
-#include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
+// Checkpoints (builds with parallel HDF5) hold the grid u, the step and the problem record
+// (n, alpha); --restart continues from one up to --steps (counted from the start of the run), on
+// any rank count, and ends bitwise equal to an uninterrupted run (the update is pointwise).
+//
+// Exit status (docs/apps.md#exit-status): 0; 3 when the final grid holds non-finite values or
+// the error exceeds --check-error; 1 on errors; 64 on bad arguments.
 #include <spmd.hpp>
 
-#include "app_cli.hpp"
+#include "app.hpp"
 #include "checkpoint_options.hpp"
+#include "report.hpp"
 
+#include <climits>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <utility>
 
 namespace {
 constexpr double pi = 3.14159265358979323846;
+using spmd::index_t;
 
 // Largest |error| of w against the exact solution at time t: a kernel into `diff`, then norm_inf.
 // (A named function: CUDA does not allow a KOKKOS_LAMBDA inside another lambda.)
@@ -35,129 +40,131 @@ double max_error(const spmd::Array<double, 2>& w, const spmd::Array<double, 2>& 
   auto a = w.accessor();
   auto e = diff.accessor();
   spmd::for_each(
-      diff, KOKKOS_LAMBDA(spmd::index_t i, spmd::index_t j) {
+      diff, KOKKOS_LAMBDA(index_t i, index_t j) {
         e(i, j) = a(i, j) - decay * spmd::math::sin(pi * i * h) * spmd::math::sin(pi * j * h);
       });
   return spmd::norm_inf(diff);
 }
+
+void initial_state(const spmd::Array<double, 2>& u, index_t g, double h) {
+  auto a = u.accessor();
+  spmd::for_each(
+      u, spmd::Box<2>{{1, 1}, {g - 1, g - 1}},
+      KOKKOS_LAMBDA(index_t i, index_t j) { a(i, j) = spmd::math::sin(pi * i * h) * spmd::math::sin(pi * j * h); });
+}
+
+/// One step: v's interior from u (u's halo exchanged first). Neighbour-collective.
+void step(const spmd::Array<double, 2>& u, const spmd::Array<double, 2>& v, index_t g, double r) {
+  u.exchange_halo(spmd::Pattern::face);
+  auto a = u.accessor();
+  auto b = v.accessor();
+  spmd::for_each(
+      v, spmd::Box<2>{{1, 1}, {g - 1, g - 1}}, KOKKOS_LAMBDA(index_t i, index_t j) {
+        b(i, j) = a(i, j) + r * (a(i - 1, j) + a(i + 1, j) + a(i, j - 1) + a(i, j + 1) - 4.0 * a(i, j));
+      });
+}
+
+struct Minus {
+  KOKKOS_INLINE_FUNCTION double operator()(double x, double y) const { return x - y; }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  spmd::Runtime rt(argc, argv);
+  spmd::apps::App app("heat", "2-D explicit heat equation on a distributed spmd::Array", argc, argv);
+  spmd::Runtime rt(app.argc(), app.argv());
   spmd::Comm comm = rt.world();
+  using spmd::apps::format;
 
-  CLI::App cli{"2-D explicit heat equation on a distributed spmd::Array"};
-  spmd::index_t n = 1024;
-  int steps = 500, every = 100;
+  index_t n = 1022;
+  int steps = 500;
   double alpha = 1.0, check_error = -1.0;
-  std::string json_path;
-  cli.add_option("--n", n, "grid points per axis (boundary included)")->check(CLI::Range(3, 1 << 20));
-  cli.add_option("--steps", steps, "time steps")->check(CLI::NonNegativeNumber);
-  cli.add_option("--every", every, "report every K steps (0: only at the end)")->check(CLI::NonNegativeNumber);
-  cli.add_option("--alpha", alpha, "diffusivity")->check(CLI::PositiveNumber);
-  cli.add_option("--json", json_path, "write the results to this JSON file (rank 0)");
-  cli.add_option("--check-error", check_error, "exit non-zero if the final error exceeds this");
+  CLI::App& cli = app.cli();
+  cli.add_option("--n", n, "unknowns (interior points) per axis; the grid is (N + 2) x (N + 2) with the boundary")
+      ->check(spmd::apps::in_range(1, 1 << 20));
+  cli.add_option("--steps", steps, "time steps, counted from the start of the run (also when restarting)")
+      ->check(spmd::apps::in_range(0, INT_MAX));
+  cli.add_option("--alpha", alpha, "diffusivity")->check(spmd::apps::positive());
+  cli.add_option("--check-error", check_error,
+                 "exit with status 3 if the final max error vs the exact solution exceeds this (< 0: no check)");
+  app.add_monitor(100, "steps", "--every");
   spmd::apps::CheckpointOptions ckpt("heat");
   ckpt.add_to(cli);
-  // A later value of an option wins (scripts/demo.sh passes defaults before the user's options).
-  if (const int code = spmd::apps::parse(cli, comm, argc, argv); code >= 0) return code;
 
-  ckpt.require_hdf5("heat");
-  int first_step = 1;
+  return app.run(comm, [&] {
+    spmd::apps::ProblemRecord record(app);
+    record.option("--n", n);
+    record.option("--alpha", alpha);
+    const spmd::apps::Start start = ckpt.start(comm, app, record, "--steps", steps);
+
+    const index_t g = n + 2;
+    const double h = 1.0 / static_cast<double>(n + 1);
+    const double dt = 0.2 * h * h / alpha;  // stable: dt <= h^2 / (4 alpha)
+    const double r = alpha * dt / (h * h);
+    const spmd::Distribution<2> dist(comm, {g, g}, spmd::halo(1));
+    const auto ext = dist.local_extents_with_halo();
+    const double bytes = 8.0 * (2.0 * ext[0] * ext[1] + double(dist.owned().size()));
+    const std::string what = format("the %lld x %lld grid", static_cast<long long>(g), static_cast<long long>(g));
+    spmd::apps::require_memory(comm, bytes, what);
+    spmd::Array<double, 2> u, v, diff;
+    spmd::apps::allocate_agreed(comm, bytes, what, [&] {
+      u = spmd::zeros<double>(dist, spmd::label("spmd::heat::u"));
+      v = spmd::zeros<double>(dist, spmd::label("spmd::heat::v"));
+      diff = spmd::zeros<double>(dist.with_halo({0, 0}), spmd::label("spmd::heat::diff"));
+    });
+    initial_state(u, g, h);
 #if SPMD_HAVE_HDF5
-  std::string restart_path;
-  if (ckpt.restarting()) {
-    restart_path = ckpt.restart_file(comm);
-    const spmd::io::FileInfo info = spmd::io::inspect(restart_path, comm);
-    n = ckpt.int_attribute(info, "n");
-    alpha = ckpt.real_attribute(info, "alpha");
-    first_step = static_cast<int>(ckpt.int_attribute(info, "step")) + 1;
-    if (comm.rank() == 0)
-      std::printf("heat: restarting from %s at step %d (n %lld, alpha %g)\n", restart_path.c_str(), first_step - 1,
-                  static_cast<long long>(n), alpha);
-  }
+    if (start.restarting()) spmd::io::load_into(start.path, "u", u);
 #endif
-  const double h = 1.0 / static_cast<double>(n - 1);
-  const double dt = 0.2 * h * h / alpha;  // stable: dt <= h^2 / (4 alpha)
-  const double r = alpha * dt / (h * h);
+    app.say(comm, format("heat: %lld x %lld grid (n %lld unknowns per axis) on %d ranks (%s), steps %lld..%d, dt %.3e, "
+                         "backend %s",
+                         static_cast<long long>(g), static_cast<long long>(g), static_cast<long long>(n), comm.size(),
+                         dist.describe().c_str(), static_cast<long long>(start.step + 1), steps, dt,
+                         spmd::Runtime::backend().c_str()));
+    if (start.restarting()) app.say(comm, "heat: restarted from " + start.path + " (run " + start.run_id + ")");
 
-  spmd::Distribution<2> dist(comm, {n, n}, spmd::halo(1));
-  auto u = spmd::zeros<double>(dist, spmd::label("spmd::heat::u"));
-  auto v = spmd::zeros<double>(dist, spmd::label("spmd::heat::v"));
-  auto diff = spmd::zeros<double>(dist.with_halo({0, 0}), spmd::label("spmd::heat::diff"));
-  {
-    auto a = u.accessor();
-    spmd::for_each(
-        u, spmd::Box<2>{{1, 1}, {n - 1, n - 1}}, KOKKOS_LAMBDA(spmd::index_t i, spmd::index_t j) {
-          a(i, j) = spmd::math::sin(pi * i * h) * spmd::math::sin(pi * j * h);
-        });
-  }
-  const spmd::Box<2> interior{{1, 1}, {n - 1, n - 1}};
+    spmd::apps::Report report(app, comm);
+    spmd::apps::Progress progress(app, comm, "step", start.step + 1, steps);
+    progress.start();
+    double change = 0.0;
+    for (int s = static_cast<int>(start.step) + 1; s <= steps; ++s) {
+      step(u, v, g, r);
+      const bool due = progress.due(s);
+      if (due || s == steps) {
+        spmd::transform(diff, Minus{}, v, u);
+        change = spmd::norm_inf(diff);
+      }
+      spmd::swap(u, v);
 #if SPMD_HAVE_HDF5
-  if (!restart_path.empty()) spmd::io::load_into(restart_path, "u", u);
-  const auto series = ckpt.series(comm);
+      if (ckpt.due(s)) ckpt.save(start, s, {{"u", u}}, record, {{"time", s * dt}});
 #endif
+      if (due) progress.report(s, format("t %.4e  max change %.3e", s * dt, change));
+    }
+    const std::int64_t done = steps - start.step;
+    report.set_timings(progress, done, static_cast<double>(n) * static_cast<double>(n), "point-updates/s", comm);
+    const double err = max_error(u, diff, h, alpha, steps * dt);
+    const double total = spmd::sum(u);
+    const std::int64_t crc = spmd::apps::state_crc32(u);
+    const bool finite = std::isfinite(err) && std::isfinite(total) && std::isfinite(change);
+    app.say(comm, format("heat: final t %.5e  max error vs exact %.3e  sum %.17g  %s  %.3e point-updates/s", steps * dt,
+                         err, total, spmd::apps::duration_str(report.seconds()).c_str(),
+                         report.j["timings"]["rate"].get<double>()));
 
-  if (comm.rank() == 0)
-    std::printf("heat: %lld x %lld grid on %d ranks (%s), %d steps, dt %.3e, backend %s\n", static_cast<long long>(n),
-                static_cast<long long>(n), comm.size(), dist.describe().c_str(), steps, dt,
-                spmd::Runtime::backend().c_str());
-
-  Kokkos::fence();
-  const double t0 = MPI_Wtime();
-  double change = 0.0;
-  for (int step = first_step; step <= steps; ++step) {
-    u.exchange_halo(spmd::Pattern::face);
-    auto a = u.accessor();
-    auto b = v.accessor();
-    spmd::for_each(
-        v, interior, KOKKOS_LAMBDA(spmd::index_t i, spmd::index_t j) {
-          b(i, j) = a(i, j) + r * (a(i - 1, j) + a(i + 1, j) + a(i, j - 1) + a(i, j + 1) - 4.0 * a(i, j));
-        });
-    const bool report = (every > 0 && step % every == 0) || step == steps;
-    if (report) {
-      spmd::transform(
-          diff, KOKKOS_LAMBDA(double x, double y) { return x - y; }, v, u);
-      change = spmd::norm_inf(diff);
-    }
-    std::swap(u, v);
-#if SPMD_HAVE_HDF5
-    if (ckpt.due(step)) series.save(step, {{"u", u}}, {{"time", step * dt}, {"n", std::int64_t(n)}, {"alpha", alpha}});
-#endif
-    if (report && every > 0 && comm.rank() == 0) {
-      std::printf("  step %6d  t %.5e  max change %.3e\n", step, step * dt, change);
-      std::fflush(stdout);
-    }
-  }
-  Kokkos::fence();
-  const double elapsed = comm.allreduce(MPI_Wtime() - t0, spmd::Op::max);
-  const double err = max_error(u, diff, h, alpha, steps * dt);
-  const double total = spmd::sum(u);
-  const double points = static_cast<double>(n - 2) * static_cast<double>(n - 2) * (steps - first_step + 1);
-  const std::int64_t state_crc32 = spmd::apps::state_crc32(u);
-  if (comm.rank() == 0) {
-    std::printf("heat: final t %.5e  max error vs exact %.3e  sum %.17g  %.3f s  %.3e point-updates/s\n", steps * dt,
-                err, total, elapsed, elapsed > 0 ? points / elapsed : 0.0);
-    if (!json_path.empty()) {
-      nlohmann::json j = {{"app", "heat"},
-                          {"n", n},
-                          {"steps", steps},
-                          {"first_step", first_step},
-                          {"state_crc32", state_crc32},
-                          {"ranks", comm.size()},
-                          {"dt", dt},
-                          {"final_time", steps * dt},
-                          {"max_error", err},
-                          {"sum", total},
-                          {"max_change", change},
-                          {"seconds", elapsed},
-                          {"point_updates_per_second", elapsed > 0 ? points / elapsed : 0.0}};
-      std::ofstream(json_path) << j.dump(2) << "\n";
-    }
-  }
-  if (check_error >= 0 && !(err <= check_error)) {
-    if (comm.rank() == 0) std::fprintf(stderr, "heat: error %.3e exceeds --check-error %.3e\n", err, check_error);
-    return 1;
-  }
-  return 0;
+    report.j["problem"] = {{"n", n}, {"shape", {g, g}}, {"alpha", alpha}, {"dt", dt}, {"steps", steps}};
+    report.j["distribution"] = dist.describe();
+    report.j["run"] = spmd::apps::run_json(start.run_id, start.path, start.step + 1, steps, "step");
+    report.j["check"] = {{"sum", total},
+                         {"max_error", err},
+                         {"max_change", change},
+                         {"final_time", steps * dt},
+                         {"state_crc32", {{"u", crc}}},
+                         {"finite", finite}};
+    if (!finite)
+      return spmd::apps::fail_check(app, comm, report, "the final grid holds non-finite values (NaN or infinity)");
+    if (check_error >= 0 && !(err <= check_error))
+      return spmd::apps::fail_check(
+          app, comm, report,
+          format("the max error %.3e exceeds --check-error %s", err, spmd::apps::readable(check_error).c_str()));
+    return report.finish(comm, spmd::apps::exit_ok, "ok");
+  });
 }

@@ -17,36 +17,37 @@ import apptest  # noqa: E402
 import numpy_stencil  # noqa: E402
 
 mpiexec, exe, work, maxranks, hdf5 = apptest.check_args()
-n, iters = 29, 25
+n, steps = 29, 25
 
-ref_grid = numpy_stencil.run(numpy_stencil.initialize(n), iters)
+ref_grid = numpy_stencil.run(numpy_stencil.initialize(n), steps)
 ref = float(ref_grid.sum())
 print(f"numpy: check {ref!r}")
 results = []
 for np_ in range(1, maxranks + 1):
     for fast in (False, True):
-        args = ["--n", str(n), "--iters", str(iters)] + (["--fast"] if fast else [])
-        if hdf5 and np_ == maxranks:  # the last iteration's grid, for h5py
-            args += ["--checkpoint-every", str(iters), "--checkpoint", os.path.join(work, f"ck{int(fast)}")]
+        args = ["--n", str(n), "--steps", str(steps)] + (["--fast"] if fast else [])
+        if hdf5 and np_ == maxranks:  # the last step's grid, for h5py
+            args += ["--checkpoint-every", str(steps), "--checkpoint", os.path.join(work, f"ck{int(fast)}")]
         r = apptest.run(mpiexec, exe, np_, args, os.path.join(work, f"np{np_}{'-fast' if fast else ''}.json"), 120)
-        if r["first_iteration"] != 1 or r["iters"] != iters or r["n"] != n:
+        if r["run"]["first_step"] != 1 or r["problem"]["steps"] != steps or r["problem"]["n"] != n \
+                or r["problem"]["shape"] != [n + 2, n + 2]:
             sys.exit(f"FAIL: unexpected JSON {r}")
         results.append((np_, fast, r))
 
 for np_, fast, r in results:
-    if abs(r["check"] - ref) > 1e-12 * abs(ref):
-        sys.exit(f"FAIL: {np_} ranks{' --fast' if fast else ''}: check {r['check']!r} vs numpy {ref!r}")
-checks = sorted({r["check"] for _, _, r in results})
+    if abs(r["check"]["sum"] - ref) > 1e-12 * abs(ref):
+        sys.exit(f"FAIL: {np_} ranks{' --fast' if fast else ''}: check {r['check']['sum']!r} vs numpy {ref!r}")
+checks = sorted({r["check"]["sum"] for _, _, r in results})
 print(f"stencil: check values {checks} equal numpy's {ref!r} to roundoff at 1..{maxranks} ranks")
 if hdf5:
     import h5py
     import numpy
 
-    crcs = {r["state_crc32"] for _, _, r in results}
+    crcs = {apptest.crc(r)["grid"] for _, _, r in results}
     if len(crcs) != 1:
         sys.exit(f"FAIL: the final grids differ across rank counts or forms (crc32 {sorted(crcs)})")
     for fast in (0, 1):
-        with h5py.File(os.path.join(work, f"ck{fast}.{iters:010d}.h5"), "r") as f:
+        with h5py.File(os.path.join(work, f"ck{fast}.{steps:010d}.h5"), "r") as f:
             grid = f["grid"][...]
         if not numpy.array_equal(grid, ref_grid):
             sys.exit(f"FAIL: {'--fast' if fast else 'in place'}: the final grid differs from numpy's "

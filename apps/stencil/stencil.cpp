@@ -1,29 +1,34 @@
 // apps/stencil: cuNumeric's stencil example (examples/stencil.py) written with spmd slices and
 // expressions. An (N+2) x (N+2) grid, boundaries -273.15 (left, right, bottom) and 40.0 (top),
-// and I iterations of
+// and S steps of
 //
 //   center = 0.2 * (center + north + east + west + south)     (NumPy semantics, in place)
 //
 // or, with --fast, the double buffer: next[1:-1, 1:-1] = 0.2 * (...u...); swap(u, next). Both give
 // the same grid bit for bit, at any rank count (each point's update is the same arithmetic).
 //
-//   mpirun -n P ./stencil [--n N] [--iters I] [--fast] [--json FILE]
-//                         [--checkpoint-every K --checkpoint PREFIX] [--restart FILE|latest]
+//   mpirun -n P ./stencil [--n 1000] [--steps 100] [--fast] [--monitor 100] [--json FILE] [--quiet]
+//                         [--resources] [--checkpoint-every K --checkpoint PREFIX] [--restart FILE|latest]
 //
-// Prints the update rate (interior points per second) and a check value, the sum of the final
-// grid in full precision, and writes both to --json. Checkpoints (builds with parallel HDF5) hold
-// the grid and the iteration; --restart continues from one up to --iters (the total), on any rank
-// count; a restarted run ends bitwise equal to an uninterrupted one.
-#include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
+// --n is the number of unknowns (interior points) per axis, as in every app (docs/apps.md).
+// Every --monitor K steps rank 0 prints the sum of the grid (the check value), the elapsed time,
+// the rate and the ETA; at the end the update rate (interior points per second) and the check
+// value in full precision (also in --json). Checkpoints (builds with parallel HDF5) hold the
+// grid, the step and the problem record (n); --restart continues from one up to --steps (counted
+// from the start of the run), on any rank count; a restarted run ends bitwise equal to an
+// uninterrupted one.
+//
+// Exit status (docs/apps.md#exit-status): 0; 3 when the final grid holds non-finite values (a
+// restart from a checkpoint holding NaN, say); 1 on errors; 64 on bad arguments.
 #include <spmd.hpp>
 
-#include "app_cli.hpp"
+#include "app.hpp"
 #include "checkpoint_options.hpp"
+#include "report.hpp"
 
+#include <climits>
+#include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <fstream>
 #include <string>
 
 namespace {
@@ -40,7 +45,7 @@ void set_boundaries(const spmd::Array<double, 2>& grid) {
   grid(0, all) = 40.0;
 }
 
-/// One iteration in place, as the NumPy script writes it. Neighbour-collective.
+/// One step in place, as the NumPy script writes it. Neighbour-collective.
 void step_in_place(const spmd::Array<double, 2>& grid) {
   auto center = grid(slice(1, -1), slice(1, -1));
   const auto north = grid(slice(0, -2), slice(1, -1));
@@ -51,7 +56,7 @@ void step_in_place(const spmd::Array<double, 2>& grid) {
   center = 0.2 * (center + north + east + west + south);
 }
 
-/// One iteration on the double buffer: next's interior from grid, then swap. Neighbour-collective.
+/// One step on the double buffer: next's interior from grid, then swap. Neighbour-collective.
 void step_double_buffer(spmd::Array<double, 2>& grid, spmd::Array<double, 2>& next) {
   const auto in = slice(1, -1);
   grid.exchange_halo(spmd::Pattern::face);
@@ -63,92 +68,85 @@ void step_double_buffer(spmd::Array<double, 2>& grid, spmd::Array<double, 2>& ne
 }  // namespace
 
 int main(int argc, char** argv) {
-  spmd::Runtime rt(argc, argv);
+  spmd::apps::App app("stencil", "cuNumeric's Jacobi stencil with spmd slices and fused expressions", argc, argv);
+  spmd::Runtime rt(app.argc(), app.argv());
   spmd::Comm comm = rt.world();
+  using spmd::apps::format;
 
-  CLI::App cli{"cuNumeric's Jacobi stencil with spmd slices and fused expressions"};
   spmd::index_t n = 1000;
-  int iters = 100;
+  int steps = 100;
   bool fast = false;
-  std::string json_path;
-  cli.add_option("--n", n, "interior points per axis (the grid is N + 2 square)")->check(CLI::Range(1, 1 << 20));
-  cli.add_option("--iters", iters, "iterations (in total, when restarting)")->check(CLI::NonNegativeNumber);
+  CLI::App& cli = app.cli();
+  cli.add_option("--n", n, "unknowns (interior points) per axis; the grid is (N + 2) x (N + 2) with the boundary")
+      ->check(spmd::apps::in_range(1, 1 << 20));
+  cli.add_option("--steps", steps, "steps, counted from the start of the run (also when restarting)")
+      ->check(spmd::apps::in_range(0, INT_MAX));
+  app.add_alias("--iters", "--steps", steps);  // its name before the apps shared one vocabulary
   cli.add_flag("--fast", fast, "double buffer (next = f(u); swap) instead of the in-place update");
-  cli.add_option("--json", json_path, "write the results to this JSON file (rank 0)");
+  app.add_monitor(100, "steps");
   spmd::apps::CheckpointOptions ckpt("stencil");
   ckpt.add_to(cli);
-  if (const int code = spmd::apps::parse(cli, comm, argc, argv); code >= 0) return code;
 
-  ckpt.require_hdf5("stencil");
-  int first = 1;  // the first iteration this run makes
-#if SPMD_HAVE_HDF5
-  std::string restart_path;
-  if (ckpt.restarting()) {
-    restart_path = ckpt.restart_file(comm);
-    const spmd::io::FileInfo info = spmd::io::inspect(restart_path, comm);
-    n = ckpt.int_attribute(info, "n");
-    first = static_cast<int>(ckpt.int_attribute(info, "iteration")) + 1;
-    if (comm.rank() == 0)
-      std::printf("stencil: restarting from %s after iteration %d (n %lld)\n", restart_path.c_str(), first - 1,
-                  static_cast<long long>(n));
-  }
-#endif
+  return app.run(comm, [&] {
+    spmd::apps::ProblemRecord record(app);
+    record.option("--n", n);
+    const spmd::apps::Start start = ckpt.start(comm, app, record, "--steps", steps);
 
-  const spmd::Distribution<2> dist(comm, {n + 2, n + 2}, spmd::halo(1));
-  auto grid = spmd::zeros<double>(dist, spmd::label("spmd::stencil::grid"));
-  spmd::Array<double, 2> next;
-  set_boundaries(grid);
-  if (fast) {
-    next = spmd::zeros<double>(dist, spmd::label("spmd::stencil::next"));
-    set_boundaries(next);  // the update never writes the boundaries: both buffers hold them
-  }
+    const spmd::index_t g = n + 2;
+    const spmd::Distribution<2> dist(comm, {g, g}, spmd::halo(1));
+    const auto ext = dist.local_extents_with_halo();
+    // The grid and either the double buffer or the in-place update's temporary.
+    const double bytes = 8.0 * 2.0 * ext[0] * ext[1];
+    const std::string what = format("the %lld x %lld grid", static_cast<long long>(g), static_cast<long long>(g));
+    spmd::apps::require_memory(comm, bytes, what);
+    spmd::Array<double, 2> grid, next;
+    spmd::apps::allocate_agreed(comm, bytes, what, [&] {
+      grid = spmd::zeros<double>(dist, spmd::label("spmd::stencil::grid"));
+      if (fast) next = spmd::zeros<double>(dist, spmd::label("spmd::stencil::next"));
+    });
+    set_boundaries(grid);
+    if (fast) set_boundaries(next);  // the update never writes the boundaries: both buffers hold them
 #if SPMD_HAVE_HDF5
-  if (!restart_path.empty()) spmd::io::load_into(restart_path, "grid", grid);
-  const auto series = ckpt.series(comm);
+    if (start.restarting()) spmd::io::load_into(start.path, "grid", grid);
 #endif
-  if (comm.rank() == 0)
-    std::printf("stencil: %lld x %lld grid on %d ranks (%s), %d iterations%s, %s, backend %s\n",
-                static_cast<long long>(n + 2), static_cast<long long>(n + 2), comm.size(), dist.describe().c_str(),
-                iters, first > 1 ? (" from " + std::to_string(first)).c_str() : "",
-                fast ? "double buffer (--fast)" : "in place", spmd::Runtime::backend().c_str());
+    app.say(comm, format("stencil: %lld x %lld grid (n %lld) on %d ranks (%s), steps %lld..%d, %s, backend %s",
+                         static_cast<long long>(g), static_cast<long long>(g), static_cast<long long>(n), comm.size(),
+                         dist.describe().c_str(), static_cast<long long>(start.step + 1), steps,
+                         fast ? "double buffer (--fast)" : "in place", spmd::Runtime::backend().c_str()));
+    if (start.restarting()) app.say(comm, "stencil: restarted from " + start.path + " (run " + start.run_id + ")");
 
-  Kokkos::fence();
-  comm.barrier();
-  const double t0 = MPI_Wtime();
-  for (int it = first; it <= iters; ++it) {
-    if (fast)
-      step_double_buffer(grid, next);
-    else
-      step_in_place(grid);
+    spmd::apps::Report report(app, comm);
+    spmd::apps::Progress progress(app, comm, "step", start.step + 1, steps);
+    progress.start();
+    for (int s = static_cast<int>(start.step) + 1; s <= steps; ++s) {
+      if (fast)
+        step_double_buffer(grid, next);
+      else
+        step_in_place(grid);
 #if SPMD_HAVE_HDF5
-    if (ckpt.due(it)) series.save(it, {{"grid", grid}}, {{"iteration", std::int64_t(it)}, {"n", std::int64_t(n)}});
+      if (ckpt.due(s)) ckpt.save(start, s, {{"grid", grid}}, record);
 #endif
-  }
-  Kokkos::fence();
-  const double elapsed = comm.allreduce(MPI_Wtime() - t0, spmd::Op::max);
-  const double check = spmd::sum(grid);
-  // cuNumeric's own figure: the mean of the interior
-  const double energy = spmd::sum(grid(slice(1, -1), slice(1, -1))) / (static_cast<double>(n) * static_cast<double>(n));
-  const double done = iters >= first ? static_cast<double>(iters - first + 1) : 0.0;
-  const double rate = elapsed > 0 ? static_cast<double>(n) * static_cast<double>(n) * done / elapsed : 0.0;
-  const std::int64_t state_crc32 = spmd::apps::state_crc32(grid);
-  if (comm.rank() == 0) {
-    std::printf("stencil: %.3f s, %.4e points/s, check (sum of the grid) %.17g, average energy %.8g\n", elapsed, rate,
-                check, energy);
-    if (!json_path.empty()) {
-      const nlohmann::json j = {{"app", "stencil"},
-                                {"n", n},
-                                {"iters", iters},
-                                {"first_iteration", first},
-                                {"fast", fast},
-                                {"ranks", comm.size()},
-                                {"seconds", elapsed},
-                                {"points_per_second", rate},
-                                {"check", check},
-                                {"average_energy", energy},
-                                {"state_crc32", state_crc32}};
-      std::ofstream(json_path) << j.dump(2) << "\n";
+      if (progress.due(s)) progress.report(s, format("sum %.10e", spmd::sum(grid)));
     }
-  }
-  return 0;
+    const std::int64_t done = steps - start.step;
+    report.set_timings(progress, done, static_cast<double>(n) * static_cast<double>(n), "points/s", comm);
+    const double check = spmd::sum(grid);
+    // cuNumeric's own figure: the mean of the interior
+    const double energy =
+        spmd::sum(grid(slice(1, -1), slice(1, -1))) / (static_cast<double>(n) * static_cast<double>(n));
+    const std::int64_t crc = spmd::apps::state_crc32(grid);
+    const bool finite = std::isfinite(check) && std::isfinite(energy);
+    app.say(comm, format("stencil: %s, %.4e points/s, check (sum of the grid) %.17g, average energy %.8g",
+                         spmd::apps::duration_str(report.seconds()).c_str(), report.j["timings"]["rate"].get<double>(),
+                         check, energy));
+
+    report.j["problem"] = {{"n", n}, {"shape", {g, g}}, {"steps", steps}, {"fast", fast}};
+    report.j["distribution"] = dist.describe();
+    report.j["run"] = spmd::apps::run_json(start.run_id, start.path, start.step + 1, steps, "step");
+    report.j["check"] = {
+        {"sum", check}, {"average_energy", energy}, {"state_crc32", {{"grid", crc}}}, {"finite", finite}};
+    if (!finite)
+      return spmd::apps::fail_check(app, comm, report, "the final grid holds non-finite values (NaN or infinity)");
+    return report.finish(comm, spmd::apps::exit_ok, "ok");
+  });
 }

@@ -35,8 +35,9 @@ for n in ${SIZES:-1024 2048}; do
     /usr/bin/python3 - "$ours" "$peer" <<'PY'
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
-ta, tb = 1e3 * a["seconds_per_iteration"], 1e3 * b["seconds_per_iteration"]
-print(f"| {a['n']}^2 | {a['ranks']} | {a['iterations']} / {b['iterations']} | {ta:.2f} | {tb:.2f} | {tb / ta:.2f} |")
+ta, tb = 1e3 * a["timings"]["seconds_per_step"], 1e3 * b["seconds_per_iteration"]  # ours: the apps' report schema
+print(f"| {a['problem']['n']}^2 | {a['ranks']} | {a['check']['iterations']} / {b['iterations']} | {ta:.2f} | {tb:.2f} "
+      f"| {tb / ta:.2f} |")
 PY
   done
 done

@@ -15,34 +15,12 @@
 #include <set>
 #include <sstream>
 
+#include <zlib.h>
+
 #include "io_internal.hpp"
 #include "spmd/config.hpp"
 
 namespace spmd::io {
-
-const char* element_type_name(ElementType t) {
-  switch (t) {
-    case ElementType::int32:
-      return "int32";
-    case ElementType::int64:
-      return "int64";
-    case ElementType::uint32:
-      return "uint32";
-    case ElementType::uint64:
-      return "uint64";
-    case ElementType::float32:
-      return "float32";
-    case ElementType::float64:
-      return "float64";
-  }
-  return "?";
-}
-
-const DatasetInfo* FileInfo::find(const std::string& name) const {
-  for (const auto& d : datasets)
-    if (d.name == name) return &d;
-  return nullptr;
-}
 
 namespace impl {
 namespace {
@@ -160,16 +138,6 @@ hid_t file_type(ElementType t) {
   }
   return -1;
 }
-bool parse_element_type(const std::string& s, ElementType& t) {
-  for (ElementType c : {ElementType::int32, ElementType::int64, ElementType::uint32, ElementType::uint64,
-                        ElementType::float32, ElementType::float64})
-    if (s == element_type_name(c)) {
-      t = c;
-      return true;
-    }
-  return false;
-}
-
 // ---- attributes ------------------------------------------------------------------------------------
 
 void write_attr(hid_t loc, const std::string& name, hid_t ftype, hid_t mtype, const void* buf, const Where& w,
@@ -195,44 +163,52 @@ void write_attr_value(hid_t loc, const std::string& name, const AttributeValue& 
   }
 }
 
-/// Reads the scalar attribute `name` of `loc` as an int64, double or string (other shapes and
-/// classes: false).
-bool read_attr_value(hid_t loc, const char* name, AttributeValue& out, const Where& w) {
+/// Reads the attribute `name` of `loc` as HDF5 reports it (RawValue): its class, its number of
+/// elements and, for integers and reals of at most 64 elements and scalar strings, its values.
+RawValue read_raw_value(hid_t loc, const char* name, const Where& w) {
+  constexpr hssize_t max_points = 64;
+  RawValue out;
   Handle attr(H5Aopen(loc, name, H5P_DEFAULT), H5Aclose, w, "H5Aopen");
   Handle space(H5Aget_space(attr), H5Sclose, w, "H5Aget_space");
-  if (H5Sget_simple_extent_npoints(space) != 1) return false;
+  const hssize_t points = H5Sget_simple_extent_npoints(space);
+  if (points < 0) w.fail("H5Sget_simple_extent_npoints");
+  out.points = static_cast<std::uint64_t>(points);
   Handle type(H5Aget_type(attr), H5Tclose, w, "H5Aget_type");
   const H5T_class_t cls = H5Tget_class(type);
   if (cls == H5T_INTEGER) {
-    std::int64_t v = 0;
-    w.check(H5Aread(attr, H5T_NATIVE_INT64, &v), "H5Aread");
-    out = v;
+    out.kind = RawValue::Kind::integer;
+    if (points > 0 && points <= max_points) {
+      out.ints.resize(static_cast<std::size_t>(points));
+      w.check(H5Aread(attr, H5T_NATIVE_INT64, out.ints.data()), "H5Aread");
+    }
   } else if (cls == H5T_FLOAT) {
-    double v = 0;
-    w.check(H5Aread(attr, H5T_NATIVE_DOUBLE, &v), "H5Aread");
-    out = v;
+    out.kind = RawValue::Kind::real;
+    if (points > 0 && points <= max_points) {
+      out.reals.resize(static_cast<std::size_t>(points));
+      w.check(H5Aread(attr, H5T_NATIVE_DOUBLE, out.reals.data()), "H5Aread");
+    }
   } else if (cls == H5T_STRING) {
+    out.kind = RawValue::Kind::string;
+    if (points != 1) return out;
     const htri_t vl = H5Tis_variable_str(type);
     w.check(vl, "H5Tis_variable_str");
     if (vl > 0) {
       char* p = nullptr;
       w.check(H5Aread(attr, type, &p), "H5Aread");
-      out = std::string(p ? p : "");
+      out.text = p ? p : "";
       w.check(H5Dvlen_reclaim(type, space, H5P_DEFAULT, &p), "H5Dvlen_reclaim");
     } else {
       std::string s(H5Tget_size(type), '\0');
       w.check(H5Aread(attr, type, s.data()), "H5Aread");
       s.resize(std::strlen(s.c_str()));
-      out = s;
+      out.text = s;
     }
-  } else {
-    return false;
   }
-  return true;
+  return out;
 }
 
-/// Every attribute of `loc` that read_attr_value understands.
-Attributes read_all_attrs(hid_t loc, const Where& w) {
+/// Every attribute of `loc`, as HDF5 reports it.
+RawAttributes read_raw_attrs(hid_t loc, const Where& w) {
   std::vector<std::string> names;
   hsize_t idx = 0;
   w.check(H5Aiterate2(
@@ -243,11 +219,8 @@ Attributes read_all_attrs(hid_t loc, const Where& w) {
               },
               &names),
           "H5Aiterate2");
-  Attributes out;
-  for (const auto& n : names) {
-    AttributeValue v;
-    if (read_attr_value(loc, n.c_str(), v, w)) out[n] = v;
-  }
+  RawAttributes out;
+  for (const auto& n : names) out[n] = read_raw_value(loc, n.c_str(), w);
   return out;
 }
 
@@ -370,36 +343,25 @@ bool valid_name(const std::string& n) {
 
 // ---- inspect ---------------------------------------------------------------------------------------
 
-/// Reads the file's metadata on this rank alone (serial driver). Throws spmd::Error (local).
-FileInfo inspect_local(const std::string& path, const char* fn) {
+/// Reads the file's metadata on this rank alone (serial driver), as HDF5 reports it. Throws
+/// spmd::Error (local) when the file cannot be opened or read.
+RawMetadata read_raw_local(const std::string& path, const char* fn) {
   QuietHdf5 quiet;
-  const Where w{fn, path};
+  const std::string shown = printable(path, 200);
+  const Where w{fn, shown};
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
-    throw Error(str(fn, ": cannot open checkpoint '", path, "': ", std::strerror(errno)));
-  if (!S_ISREG(st.st_mode)) throw Error(str(fn, ": checkpoint '", path, "' is not a regular file"));
+    throw Error(str(fn, ": cannot open checkpoint '", shown, "': ", std::strerror(errno)));
+  if (!S_ISREG(st.st_mode)) throw Error(str(fn, ": checkpoint '", shown, "' is not a regular file"));
   const htri_t is = H5Fis_hdf5(path.c_str());
-  if (is == 0) throw Error(str(fn, ": '", path, "' is not an HDF5 file (no HDF5 signature)"));
-  if (is < 0) w.fail("H5Fis_hdf5");
+  if (is == 0) throw Error(str(fn, ": '", shown, "' is not an HDF5 file (no HDF5 signature)"));
+  if (is < 0) w.fail("H5Fis_hdf5 (the file may be truncated or corrupt)");
   Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, w,
               "H5Fopen (the file may be truncated or corrupt)");
   Handle root(H5Gopen2(file, "/", H5P_DEFAULT), H5Gclose, w, "H5Gopen2");
-  Attributes all = read_all_attrs(root, w);
-  FileInfo info;
-  info.path = path;
-  const auto ver = all.find("spmd_format_version");
-  if (ver == all.end() || !std::holds_alternative<std::int64_t>(ver->second))
-    throw Error(str(fn, ": '", path, "' is an HDF5 file but not an spmdarray checkpoint (no spmd_format_version)"));
-  info.format_version = std::get<std::int64_t>(ver->second);
-  if (info.format_version > format_version)
-    throw Error(str(fn, ": '", path, "' has checkpoint format version ", info.format_version,
-                    ", newer than the version ", format_version, " this spmdarray ", SPMD_VERSION_STRING,
-                    " reads; use a newer spmdarray"));
-  const auto lib = all.find("spmd_library_version");
-  if (lib != all.end() && std::holds_alternative<std::string>(lib->second))
-    info.library_version = std::get<std::string>(lib->second);
-  for (const auto& [k, v] : all)
-    if (k.compare(0, 5, "spmd_") != 0) info.attributes[k] = v;
+  RawMetadata raw;
+  raw.path = path;
+  raw.attributes = read_raw_attrs(root, w);
 
   std::vector<std::string> names;
   hsize_t idx = 0;
@@ -421,22 +383,27 @@ FileInfo inspect_local(const std::string& path, const char* fn) {
     if (n < 0) w.fail("H5Sget_simple_extent_ndims");
     std::vector<hsize_t> dims(static_cast<std::size_t>(n));
     if (n > 0) w.check(H5Sget_simple_extent_dims(space, dims.data(), nullptr), "H5Sget_simple_extent_dims");
-    DatasetInfo d;
+    RawDataset d;
     d.name = name;
-    d.shape.assign(dims.begin(), dims.end());
-    Attributes da = read_all_attrs(dset, w);
-    const auto et = da.find("spmd_element_type");
-    const auto ck = da.find("spmd_checksum_crc32");
-    if (et == da.end() || !std::holds_alternative<std::string>(et->second) ||
-        !parse_element_type(std::get<std::string>(et->second), d.type))
-      throw Error(str(fn, ": dataset '", name, "' of '", path, "' lacks a valid spmd_element_type attribute"));
-    if (ck == da.end() || !std::holds_alternative<std::int64_t>(ck->second))
-      throw Error(str(fn, ": dataset '", name, "' of '", path, "' lacks its spmd_checksum_crc32 attribute"));
-    d.checksum = static_cast<std::uint32_t>(std::get<std::int64_t>(ck->second));
-    info.datasets.push_back(std::move(d));
+    d.dims.assign(dims.begin(), dims.end());
+    Handle type(H5Dget_type(dset), H5Tclose, w, "H5Dget_type");
+    const H5T_class_t cls = H5Tget_class(type);
+    d.type_class = cls == H5T_INTEGER ? RawDataset::Class::integer
+                   : cls == H5T_FLOAT ? RawDataset::Class::real
+                                      : RawDataset::Class::other;
+    d.type_size = H5Tget_size(type);
+    if (cls == H5T_INTEGER) d.type_signed = H5Tget_sign(type) == H5T_SGN_2;
+    if (cls == H5T_INTEGER || cls == H5T_FLOAT) d.little_endian = H5Tget_order(type) == H5T_ORDER_LE;
+    d.attributes = read_raw_attrs(dset, w);
+    raw.datasets.push_back(std::move(d));
   }
   file.close(w, "H5Fclose");
-  return info;
+  return raw;
+}
+
+/// Reads and validates the file's metadata on this rank alone. Throws spmd::Error (local).
+FileInfo inspect_local(const std::string& path, const char* fn) {
+  return validate_metadata(read_raw_local(path, fn), fn);
 }
 
 // A FileInfo as bytes, to broadcast what rank 0 read.
@@ -481,6 +448,7 @@ std::string pack(const FileInfo& info) {
   p.put(info.path);
   p.put(info.format_version);
   p.put(info.library_version);
+  p.put(info.run_id);
   p.put(static_cast<std::uint64_t>(info.datasets.size()));
   for (const auto& d : info.datasets) {
     p.put(d.name);
@@ -509,6 +477,7 @@ FileInfo unpack(const std::string& bytes) {
   info.path = u.get_string();
   info.format_version = u.get<std::int64_t>();
   info.library_version = u.get_string();
+  info.run_id = u.get_string();
   const auto nd = u.get<std::uint64_t>();
   for (std::uint64_t k = 0; k < nd; ++k) {
     DatasetInfo d;
@@ -550,12 +519,42 @@ FileInfo inspect_agreed(const std::string& path, const Comm& comm, const char* f
   return unpack(bcast_string(comm, blob));
 }
 
+/// The message of the lowest rank whose `ok` is false, on every rank ("" when all passed);
+/// Comm::check without the throw. Collective.
+std::string agreed_reason(const Comm& comm, bool ok, const std::string& message) {
+  const int first_bad = comm.allreduce(ok ? comm.size() : comm.rank(), Op::min);
+  if (first_bad == comm.size()) return {};
+  std::string text = comm.rank() == first_bad ? message : std::string();
+  int len = comm.bcast(static_cast<int>(text.size()), first_bad);
+  text.resize(static_cast<std::size_t>(len));
+  comm.bcast(text.data(), len, first_bad);
+  return text.empty() ? std::string("unknown error") : text;
+}
+
+/// inspect_agreed that reports a bad file as a reason ("" when the metadata is valid) instead of
+/// throwing. Collective.
+std::string inspect_or_reason(const std::string& path, const Comm& comm, const char* fn, FileInfo& out) {
+  bool ok = true;
+  std::string msg, blob;
+  if (comm.rank() == 0) {
+    try {
+      blob = pack(inspect_local(path, fn));
+    } catch (const std::exception& e) {
+      ok = false;
+      msg = e.what();
+    }
+  }
+  std::string reason = agreed_reason(comm, ok, msg);
+  if (reason.empty()) out = unpack(bcast_string(comm, blob));
+  return reason;
+}
+
 }  // namespace
 
 // ---- save ------------------------------------------------------------------------------------------
 
 void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, const Attributes& attributes,
-                 const SaveOptions& options) {
+                 const SaveOptions& options, const std::string& run_id) {
   const char* fn = "spmd::io::save";
   if (blocks.empty()) throw Error(str(fn, ": no arrays to save to '", path, "'"), true);
   const Comm& comm = blocks.front().comm;
@@ -615,6 +614,7 @@ void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, 
     write_attr(file, "spmd_format_version", H5T_STD_I64LE, H5T_NATIVE_INT64, &fmt, w);
     write_attr_value(file, "spmd_library_version", std::string(SPMD_VERSION_STRING), w);
     write_attr_value(file, "spmd_checksum", std::string("crc32 of the little-endian row-major bytes (zlib)"), w);
+    if (!run_id.empty()) write_attr_value(file, "spmd_run_id", run_id, w);
     for (const auto& [k, v] : attributes) write_attr_value(file, k, v, w);
     Handle dxpl = collective_dxpl(w);
     Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, w, "H5Pcreate (dataset create)");
@@ -743,12 +743,108 @@ Attributes read_attributes(const std::string& path, const Comm& comm) {
   return impl::inspect_agreed(path, comm, "spmd::io::read_attributes").attributes;
 }
 
+// ---- verify ----------------------------------------------------------------------------------------
+
+std::string verify(const std::string& path, const Comm& comm) {
+  const char* fn = "spmd::io::verify";
+  FileInfo info;
+  if (std::string reason = impl::inspect_or_reason(path, comm, fn, info); !reason.empty()) return reason;
+  // Each rank reads a balanced range of rows (first axis) of each dataset, in pieces of at most
+  // 64 MiB (or one row), and runs crc32 over it; the ranks' CRCs are combined in rank order.
+  constexpr std::uint64_t piece_bytes = std::uint64_t(64) << 20;
+  const std::size_t nd = info.datasets.size();
+  std::vector<std::uint32_t> crc(nd, 0);
+  std::vector<std::uint64_t> len(nd, 0);
+  bool ok = true;
+  std::string msg;
+  try {
+    impl::QuietHdf5 quiet;
+    const impl::Where w{fn, impl::printable(path, 200)};
+    impl::Handle fapl = impl::mpio_fapl(comm, w);
+    impl::Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose, w, "H5Fopen");
+    std::vector<unsigned char> buf;
+    for (std::size_t k = 0; k < nd; ++k) {
+      const DatasetInfo& d = info.datasets[k];
+      impl::Handle dset(H5Dopen2(file, d.name.c_str(), H5P_DEFAULT), H5Dclose, w, "H5Dopen2");
+      if (std::count(d.shape.begin(), d.shape.end(), index_t(0))) continue;  // no storage, checksum of nothing
+      const std::uint64_t es = element_size(d.type);
+      std::uint64_t row_elems = 1;
+      for (std::size_t a = 1; a < d.shape.size(); ++a) row_elems *= static_cast<std::uint64_t>(d.shape[a]);
+      const auto rows = static_cast<std::uint64_t>(d.shape[0]);
+      const auto p = static_cast<std::uint64_t>(comm.size()), r = static_cast<std::uint64_t>(comm.rank());
+      const std::uint64_t r0 = rows / p * r + std::min(r, rows % p), r1 = r0 + rows / p + (r < rows % p ? 1 : 0);
+      const std::uint64_t step = std::max<std::uint64_t>(1, piece_bytes / (row_elems * es));
+      uLong c = crc32(0L, Z_NULL, 0);
+      for (std::uint64_t a = r0; a < r1; a += step) {
+        const std::uint64_t n = std::min(step, r1 - a);
+        std::vector<hsize_t> lo(d.shape.size(), 0), count(d.shape.begin(), d.shape.end());
+        lo[0] = a;
+        count[0] = n;
+        impl::Handle fspace(H5Dget_space(dset), H5Sclose, w, "H5Dget_space");
+        w.check(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, lo.data(), nullptr, count.data(), nullptr),
+                "H5Sselect_hyperslab");
+        const hsize_t elems = n * row_elems;
+        impl::Handle mspace(H5Screate_simple(1, &elems, nullptr), H5Sclose, w, "H5Screate_simple");
+        buf.resize(static_cast<std::size_t>(elems * es));
+        w.check(H5Dread(dset, impl::mem_type(d.type), mspace, fspace, H5P_DEFAULT, buf.data()), "H5Dread");
+        c = crc32_z(c, buf.data(), buf.size());
+        len[k] += buf.size();
+      }
+      crc[k] = static_cast<std::uint32_t>(c);
+      dset.close(w, "H5Dclose");
+    }
+    file.close(w, "H5Fclose");
+  } catch (const std::exception& e) {
+    ok = false;
+    msg = e.what();
+  }
+  if (std::string reason = impl::agreed_reason(comm, ok, msg); !reason.empty()) return reason;
+  for (std::size_t k = 0; k < nd; ++k) {
+    const std::vector<std::uint32_t> crcs = comm.allgather(crc[k]);
+    const std::vector<std::uint64_t> lens = comm.allgather(len[k]);
+    uLong c = crc32(0L, Z_NULL, 0);
+    for (std::size_t q = 0; q < crcs.size(); ++q) c = crc32_combine64(c, crcs[q], static_cast<z_off64_t>(lens[q]));
+    if (static_cast<std::uint32_t>(c) != info.datasets[k].checksum)
+      return impl::str(fn, ": checksum mismatch in dataset '", impl::printable(info.datasets[k].name), "' of '",
+                       impl::printable(path, 200), "': stored crc32 ", info.datasets[k].checksum, ", data read has ",
+                       static_cast<std::uint32_t>(c), " (the file is corrupt)");
+  }
+  return {};
+}
+
+std::string new_run_id(const Comm& comm) {
+  std::string id;
+  if (comm.rank() == 0) {
+    std::random_device rd;
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%08x%08x%08x%08x", static_cast<unsigned>(rd()), static_cast<unsigned>(rd()),
+                  static_cast<unsigned>(rd()), static_cast<unsigned>(rd()));
+    id = buf;
+  }
+  return impl::bcast_string(comm, id);
+}
+
 // ---- CheckpointSeries ------------------------------------------------------------------------------
 
-CheckpointSeries::CheckpointSeries(Comm comm, std::string prefix, int keep)
-    : comm_(std::move(comm)), prefix_(std::move(prefix)), keep_(keep) {
+CheckpointSeries::CheckpointSeries(Comm comm, std::string prefix, int keep, std::string run_id)
+    : comm_(std::move(comm)),
+      prefix_(std::move(prefix)),
+      keep_(keep),
+      run_id_(std::make_shared<std::string>(std::move(run_id))) {
   if (prefix_.empty()) throw Error("spmd::io::CheckpointSeries: the prefix is empty");
   if (keep_ < 1) throw Error(impl::str("spmd::io::CheckpointSeries: keep must be at least 1, not ", keep_));
+  if (!run_id_->empty()) set_run_id(*run_id_);
+}
+
+void CheckpointSeries::set_run_id(const std::string& id) {
+  if (!impl::valid_run_id(id))
+    throw Error(impl::str("spmd::io::CheckpointSeries: '", impl::printable(id),
+                          "' is not a run id (32 lower-case hexadecimal digits)"));
+  *run_id_ = id;
+}
+
+void CheckpointSeries::ensure_run_id() const {
+  if (run_id_->empty()) *run_id_ = new_run_id(comm_);
 }
 
 std::string CheckpointSeries::path(std::int64_t step) const {
@@ -779,6 +875,26 @@ std::vector<std::int64_t> list_steps(const std::string& prefix) {
   std::sort(steps.begin(), steps.end());
   return steps;
 }
+
+/// The run id of the checkpoint `path` ("" when it has none), or a reason why its metadata is
+/// invalid in `problem`. Local.
+std::string local_run_id(const std::string& path, std::string& problem) {
+  try {
+    return impl::inspect_local(path, "spmd::io::CheckpointSeries").run_id;
+  } catch (const std::exception& e) {
+    problem = e.what();
+    return {};
+  }
+}
+
+/// "a.h5 (run 0123abcd...)" for messages.
+std::string describe_file(const CheckpointSeries::File& f) {
+  return impl::str("'", impl::printable(f.path, 200), "' (",
+                   !f.problem.empty() ? "unreadable: " + f.problem
+                   : f.run_id.empty() ? std::string("no run id")
+                                      : "run " + f.run_id,
+                   ")");
+}
 }  // namespace
 
 std::vector<std::int64_t> CheckpointSeries::steps() const {
@@ -790,15 +906,85 @@ std::vector<std::int64_t> CheckpointSeries::steps() const {
   return s;
 }
 
+std::vector<CheckpointSeries::File> CheckpointSeries::files() const {
+  std::string blob;
+  if (comm_.rank() == 0) {
+    impl::Packer p;
+    const std::vector<std::int64_t> s = list_steps(prefix_);
+    p.put(static_cast<std::uint64_t>(s.size()));
+    for (std::int64_t step : s) {
+      File f;
+      f.step = step;
+      f.path = path(step);
+      f.run_id = local_run_id(f.path, f.problem);
+      p.put(f.step);
+      p.put(f.path);
+      p.put(f.run_id);
+      p.put(f.problem);
+    }
+    blob = p.bytes;
+  }
+  blob = impl::bcast_string(comm_, blob);
+  impl::Unpacker u(blob);
+  std::vector<File> out(static_cast<std::size_t>(u.get<std::uint64_t>()));
+  for (File& f : out) {
+    f.step = u.get<std::int64_t>();
+    f.path = u.get_string();
+    f.run_id = u.get_string();
+    f.problem = u.get_string();
+  }
+  return out;
+}
+
+void CheckpointSeries::claim(bool continuing) {
+  ensure_run_id();
+  std::vector<File> others;
+  for (const File& f : files()) {
+    const bool ours = f.problem.empty() && f.run_id == *run_id_;
+    const bool unknown = !f.problem.empty();
+    if (!continuing || (!ours && !unknown)) others.push_back(f);
+  }
+  if (others.empty()) return;
+  std::string list;
+  for (std::size_t k = 0; k < others.size() && k < 3; ++k) list += (k ? ", " : "") + describe_file(others[k]);
+  if (others.size() > 3) list += impl::str(" and ", others.size() - 3, " more");
+  throw Error(impl::str("spmd::io::CheckpointSeries: the prefix '", impl::printable(prefix_, 200), "' already holds ",
+                        others.size(), " checkpoint file(s)", continuing ? " of another run" : "", ": ", list,
+                        continuing ? "; this run (" + *run_id_ + ") will not mix its files with them"
+                                   : "; a new run never writes over them",
+                        ": choose another prefix, move them away, or continue their run by restarting from one"),
+              true);
+}
+
 void CheckpointSeries::save(std::int64_t step, const std::vector<Dataset>& datasets, Attributes attributes,
                             const SaveOptions& options) const {
+  const char* fn = "spmd::io::CheckpointSeries::save";
+  ensure_run_id();
+  const std::string target = path(step);
+  {  // Never replace a checkpoint of another run (an unreadable file in its place is replaced).
+    bool ok = true;
+    std::string msg;
+    if (comm_.rank() == 0 && std::filesystem::exists(target)) {
+      std::string problem;
+      const std::string id = local_run_id(target, problem);
+      if (problem.empty() && id != *run_id_) {
+        ok = false;
+        msg = impl::str(fn, ": '", impl::printable(target, 200), "' is a checkpoint of ",
+                        id.empty() ? std::string("a run without a run id") : "run " + id, ", not of this run (",
+                        *run_id_, "); it is left as it is: choose another prefix");
+      }
+    }
+    comm_.check(ok, msg);
+  }
   attributes["step"] = step;
-  io::save(path(step), datasets, attributes, options);
+  std::vector<impl::HostBlock> blocks;
+  blocks.reserve(datasets.size());
+  for (const auto& d : datasets) blocks.push_back(d.block());
+  impl::save_blocks(target, blocks, attributes, options, *run_id_);
   bool ok = true;
   std::string msg;
   if (comm_.rank() == 0) {
     try {
-      std::vector<std::int64_t> s = list_steps(prefix_);
       std::error_code ec;
       // Stale temporaries of killed saves of any step of the series.
       const std::filesystem::path pre(prefix_);
@@ -810,12 +996,17 @@ void CheckpointSeries::save(std::int64_t step, const std::vector<Dataset>& datas
           std::filesystem::remove(it->path(), ec);
       }
       ec.clear();
-      for (std::size_t k = 0; k + static_cast<std::size_t>(keep_) < s.size(); ++k) {
-        const std::string old = path(s[k]);
+      // The files of this run (by their run id), oldest first; others are never touched.
+      std::vector<std::int64_t> ours;
+      for (std::int64_t s : list_steps(prefix_)) {
+        std::string problem;
+        if (local_run_id(path(s), problem) == *run_id_ && problem.empty()) ours.push_back(s);
+      }
+      for (std::size_t k = 0; k + static_cast<std::size_t>(keep_) < ours.size(); ++k) {
+        const std::string old = path(ours[k]);
         std::filesystem::remove(impl::xdmf_path(old), ec);
         if (!std::filesystem::remove(old, ec) && ec)
-          throw Error(
-              impl::str("spmd::io::CheckpointSeries::save: cannot remove old checkpoint '", old, "': ", ec.message()));
+          throw Error(impl::str(fn, ": cannot remove old checkpoint '", old, "': ", ec.message()));
       }
     } catch (const std::exception& e) {
       ok = false;
@@ -825,21 +1016,22 @@ void CheckpointSeries::save(std::int64_t step, const std::vector<Dataset>& datas
   comm_.check(ok, msg);
 }
 
-std::optional<std::string> CheckpointSeries::latest() const {
-  const std::vector<std::int64_t> s = steps();
-  for (auto it = s.rbegin(); it != s.rend(); ++it) {
-    const std::string p = path(*it);
-    int ok = 1;
-    if (comm_.rank() == 0) {
-      try {
-        impl::inspect_local(p, "spmd::io::CheckpointSeries::latest");
-      } catch (const std::exception&) {
-        ok = 0;
-      }
+CheckpointSeries::Latest CheckpointSeries::find_latest() const {
+  Latest out;
+  const std::vector<File> all = files();
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    std::string reason = it->problem.empty() ? verify(it->path, comm_) : it->problem;
+    if (reason.empty()) {
+      out.path = it->path;
+      break;
     }
-    if (comm_.bcast(ok, 0) == 1) return p;
+    out.skipped.emplace_back(it->path, std::move(reason));
   }
-  return std::nullopt;
+  return out;
+}
+
+std::optional<std::string> CheckpointSeries::latest() const {
+  return find_latest().path;
 }
 
 }  // namespace spmd::io

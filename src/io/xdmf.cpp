@@ -40,8 +40,12 @@ void write_file_atomically(const std::string& path, const std::string& contents,
     }
     done += static_cast<std::size_t>(w);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    const int e = errno;
+  // Close even when fsync fails (the descriptor must not leak), and report the first failure.
+  const int synced = ::fsync(fd);
+  const int sync_errno = errno;
+  const int closed = ::close(fd);
+  if (synced != 0 || closed != 0) {
+    const int e = synced != 0 ? sync_errno : errno;
     ::unlink(tmp.c_str());
     throw Error(str(fn, ": flushing '", tmp.string(), "' failed: ", std::strerror(e)));
   }

@@ -29,22 +29,9 @@
 
 #include "spmd/array.hpp"
 #include "spmd/gather.hpp"
+#include "spmd/io/metadata.hpp"
 
 namespace spmd::io {
-
-/// Version of the file layout this library writes; files of a newer version are refused.
-inline constexpr std::int64_t format_version = 1;
-
-/// A user attribute value: an integer (step), a real number (time) or a string.
-using AttributeValue = std::variant<std::int64_t, double, std::string>;
-/// User attributes of a checkpoint, by name (names starting with "spmd_" are reserved).
-using Attributes = std::map<std::string, AttributeValue>;
-
-/// Element types a checkpoint can hold.
-enum class ElementType { int32, int64, uint32, uint64, float32, float64 };
-
-/// "float64", "int32", ...: the name stored in the file (and NumPy's dtype name). Local.
-const char* element_type_name(ElementType t);
 
 /// The ElementType of T (a compile error for other types). Local.
 template <class T>
@@ -65,23 +52,6 @@ constexpr ElementType element_type() {
   else
     static_assert(sizeof(U) == 0, "spmd::io: element type must be float, double or a 32/64-bit integer");
 }
-
-/// What a checkpoint file holds, as read by inspect().
-struct DatasetInfo {
-  std::string name;
-  ElementType type = ElementType::float64;
-  std::vector<index_t> shape;
-  std::uint32_t checksum = 0;  // CRC-32 of the little-endian row-major bytes
-};
-struct FileInfo {
-  std::string path;
-  std::int64_t format_version = 0;
-  std::string library_version;
-  std::vector<DatasetInfo> datasets;
-  Attributes attributes;  // the user's attributes
-  /// The dataset called `name`, or nullptr. Local.
-  const DatasetInfo* find(const std::string& name) const;
-};
 
 struct SaveOptions {
   bool xdmf = true;  // write the .xmf sidecar for the 2-D and 3-D datasets
@@ -139,8 +109,9 @@ HostBlock host_block(std::string name, const Array<T, N, M>& a) {
   }
 }
 
+/// Collective save of the blocks; `run_id` (if not empty) becomes the root attribute spmd_run_id.
 void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, const Attributes& attributes,
-                 const SaveOptions& options);
+                 const SaveOptions& options, const std::string& run_id = {});
 void load_block(const std::string& path, const HostBlock& block, const LoadOptions& options);
 /// CRC-32 of the block's part of the global row-major byte stream, combined over the ranks.
 /// Collective over block.comm.
@@ -211,33 +182,89 @@ std::uint32_t checksum(const Array<T, N, M>& a) {
   return impl::checksum_block(impl::host_block("", a));
 }
 
-/// A series of checkpoints `<prefix>.<step, 10 digits>.h5` of which the newest `keep` are kept.
+/// Check that the file `path` is a complete checkpoint: its metadata is valid (as inspect()) and
+/// every dataset's data has its stored checksum (each rank reads a slab of each dataset, in
+/// pieces of at most 64 MiB). Returns "" when it is, else why not (the same text on every
+/// rank). Never throws for a bad file. Collective over comm.
+std::string verify(const std::string& path, const Comm& comm);
+
+/// A new run id: 32 random hexadecimal digits drawn by rank 0, the same on every rank.
+/// Collective over comm.
+std::string new_run_id(const Comm& comm);
+
+/// A series of checkpoints `<prefix>.<step, 10 digits>.h5` of one run, of which the newest `keep`
+/// are kept.
 ///
 ///   io::CheckpointSeries series(comm, "out/heat", 2);
+///   series.claim(false);            // a new run: refuses a prefix that already holds files
 ///   if (step % 100 == 0) series.save(step, {{"u", u}}, {{"time", t}});
 ///   auto last = series.latest();   // newest complete checkpoint, if any
+///
+/// Every file of the series records the series' run id (root attribute spmd_run_id, FileInfo::
+/// run_id). A series never deletes or replaces a file of another run: save() prunes only files of
+/// its own run id, and refuses to replace a file of another run. A run that continues another
+/// (a restart) takes that run's id (set_run_id) so that its files form one series with it.
 class CheckpointSeries {
  public:
-  /// Local (no file is touched).
-  CheckpointSeries(Comm comm, std::string prefix, int keep = 2);
+  /// A series of run `run_id` ("": a new id is drawn at the first claim() or save()). Local (no
+  /// file is touched).
+  CheckpointSeries(Comm comm, std::string prefix, int keep = 2, std::string run_id = {});
   /// The file of `step`. Local.
   std::string path(std::int64_t step) const;
-  /// save() to path(step) with the attribute "step" added, then delete the checkpoints beyond the
-  /// newest `keep` and stale temporaries of the series. Collective.
+  /// save() to path(step) with the attribute "step" and the run id added, then delete the files of
+  /// this run beyond the newest `keep` and stale temporaries of the series. Throws the same
+  /// spmd::Error on every rank, before writing, when path(step) exists and is a checkpoint of
+  /// another run (or has no run id). Collective.
   void save(std::int64_t step, const std::vector<Dataset>& datasets, Attributes attributes = {},
             const SaveOptions& options = {}) const;
   /// Steps of the series' files present now, ascending. Collective.
   std::vector<std::int64_t> steps() const;
-  /// The newest checkpoint of the series that inspect() accepts (a complete file of this
-  /// library), or nothing. Collective.
+
+  /// One file of the prefix as claim() and find_latest() see it.
+  struct File {
+    std::int64_t step = 0;
+    std::string path;
+    std::string run_id;   // "" when the file has none or cannot be read
+    std::string problem;  // "" when the metadata is valid, else why not
+  };
+  /// Every file `<prefix>.<digits>.h5` present now with its run id, ascending by step. Rank 0
+  /// reads the metadata (not the data). Collective.
+  std::vector<File> files() const;
+
+  /// Make sure this series can write into its prefix without mixing runs, before the first
+  /// step: a new run (`continuing` false) refuses a prefix that holds any file of the series; a
+  /// continued run refuses files of another run id (files whose metadata cannot be read are
+  /// left alone: they are never pruned, and one at a step this run saves is replaced). Draws the
+  /// run id if the series has none. Throws the same spmd::Error on every rank naming the files
+  /// and their run ids. Collective.
+  void claim(bool continuing);
+
+  /// The result of find_latest(): the newest valid file (if any) and the newer ones skipped, with
+  /// the reason each was skipped (newest first).
+  struct Latest {
+    std::optional<std::string> path;
+    std::vector<std::pair<std::string, std::string>> skipped;
+  };
+  /// The newest checkpoint of the series that verify() accepts (valid metadata, every checksum
+  /// right), and the invalid newer ones it skipped. Collective.
+  Latest find_latest() const;
+  /// find_latest().path. Collective.
   std::optional<std::string> latest() const;
+
   const std::string& prefix() const { return prefix_; }
   int keep() const { return keep_; }
+  /// The run id of the series ("" until claim(), save() or set_run_id() gives it one). Local.
+  const std::string& run_id() const { return *run_id_; }
+  /// Continue run `id` (a run id read from one of its checkpoints). Throws spmd::Error for a
+  /// malformed id. Local.
+  void set_run_id(const std::string& id);
 
  private:
+  void ensure_run_id() const;
   Comm comm_;
   std::string prefix_;
   int keep_;
+  std::shared_ptr<std::string> run_id_;  // shared by copies; drawn lazily
 };
 
 }  // namespace spmd::io

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""The command line and the exit of one app (docs/apps.md), at 2 ranks:
+
+- --help: exit 0, printed once (rank 0), with the defaults, without Kokkos' help; --version: one
+  line with the library version, the git revision and Kokkos; --kokkos-* options still accepted;
+- --quiet prints nothing; without it, progress lines (rank 0 only) carry the step, a check
+  quantity, the elapsed time, the rate and the ETA;
+- exit status 64 for bad arguments, with one message, and numbers printed readably (no
+  309-digit DBL_MAX); also when only one rank's argv differs or fails to parse (MPMD launch: no
+  hang);
+- exit status 1, one message, when --json cannot be written (/dev/full, a missing directory) and
+  for a huge problem (naming the bytes per rank, before any allocation);
+- exit status 3 when a check fails, 2 when cg_solver does not converge; the JSON says so.
+
+usage: check_cli.py APP MPIEXEC APP_EXE WORKDIR
+"""
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import apptest  # noqa: E402
+
+app, mpiexec, exe, work = sys.argv[1:5]
+apptest.fresh(work)
+E = apptest.EXIT
+
+# Per app: a small problem, an option taking a number, a huge problem, a failing check.
+SMALL = {
+    "heat": ["--n", "14", "--steps", "6"],
+    "stencil": ["--n", "14", "--steps", "6"],
+    "cfd": ["--nx", "11", "--ny", "9", "--nit", "2", "--steps", "5", "--perturb", "0.1"],
+    "cg_solver": ["--problem", "poisson2d", "--n", "12", "--tol", "1e-10"],
+}[app]
+NUMBER = {"heat": "--n", "stencil": "--n", "cfd": "--nx", "cg_solver": "--n"}[app]
+HUGE = {
+    "heat": ["--n", "1048576", "--steps", "1"],
+    "stencil": ["--n", "1048576", "--steps", "1"],
+    "cfd": ["--nx", "16777216", "--ny", "16777216", "--steps", "1"],
+    "cg_solver": ["--problem", "poisson3d", "--n", "1073741824"],
+}[app]
+FAILING = {
+    "heat": (["--check-error", "1e-30"], E["check_failed"], "exceeds --check-error"),
+    "stencil": None,  # its checks fail only for a non-finite state: check_restart_safety.py (NaN state)
+    "cfd": (["--perturb", "1e200"], E["check_failed"], "non-finite"),
+    "cg_solver": (["--check-error", "1e-300"], E["check_failed"], "exceeds --check-error"),
+}[app]
+
+
+def launch(args, ranks=2, timeout=90):
+    return apptest.launch(mpiexec, exe, ranks, args, timeout)
+
+
+def expect(name, rc, out, status, once=(), never=()):
+    if rc != status:
+        sys.exit(f"FAIL: {name}: exit {rc}, expected {status}:\n{out}")
+    for needle in once:
+        if out.count(needle) != 1:
+            sys.exit(f"FAIL: {name}: {needle!r} printed {out.count(needle)} times, expected once:\n{out}")
+    for needle in never:
+        if re.search(needle, out):
+            sys.exit(f"FAIL: {name}: the output matches {needle!r}:\n{out}")
+    print(f"ok: {name}: exit {rc}")
+
+
+# ---- help, version, Kokkos options ----------------------------------------------------------------------
+rc, out = launch(["--help"])
+expect("--help", rc, out, E["ok"], once=["Usage:", "--monitor", "Exit status:"], never=[r"kokkos-help", r"Kokkos::"])
+if not re.search(r"--monitor INT:>= 0=\d+", out) or not re.search(NUMBER + r" INT:[^\n]*=\d+", out):
+    sys.exit(f"FAIL: --help does not show the defaults:\n{out}")
+rc, out = launch(["--version"])
+expect("--version", rc, out, E["ok"])
+lines = [x for x in out.splitlines() if x.strip()]
+if len(lines) != 1 or not re.fullmatch(rf"{app} \d+\.\d+\.\d+ \(spmdarray \d+\.\d+\.\d+, git \S+, Kokkos \d+\.\d+\.\d+, "
+                                       r"\w+\)", lines[0]):
+    sys.exit(f"FAIL: --version printed {lines!r}")
+rc, out = launch(SMALL + ["--quiet", "--kokkos-threads=1"])
+expect("--quiet with a Kokkos option", rc, out, E["ok"])
+if out.strip():
+    sys.exit(f"FAIL: --quiet printed:\n{out}")
+
+# ---- progress lines ---------------------------------------------------------------------------------------
+r = apptest.run(mpiexec, exe, 2, SMALL + ["--monitor", "2"], os.path.join(work, "progress.json"))
+progress = [x for x in r["_output"].splitlines() if re.match(rf"{app}: (step|iteration) +\d+/\d+ ", x)]
+if not progress:
+    sys.exit(f"FAIL: no progress lines:\n{r['_output']}")
+for line in progress:
+    if not re.search(r"  elapsed \S+ s  \S+ (step|iteration)s/s  ETA (\S+ s|\S+ min \S+ s|\?)", line):
+        sys.exit(f"FAIL: a progress line without elapsed time, rate and ETA: {line!r}")
+steps = [int(re.match(rf"{app}: \w+ +(\d+)/", x).group(1)) for x in progress]
+# Every 2 steps, each once; a solver also reports the iteration it stops at.
+if len(steps) != len(set(steps)) or any(s % 2 for s in (steps[:-1] if app == "cg_solver" else steps)):
+    sys.exit(f"FAIL: progress lines at steps {steps} (every 2, printed once each)")
+print(f"ok: {len(progress)} progress lines, e.g. {progress[-1]!r}")
+
+# ---- bad arguments: 64, one readable message --------------------------------------------------------------
+NO_LONG_NUMBERS = r"\d{20,}"
+for args in ([NUMBER, "abc"], ["--bogus"], ["--monitor", "-1"], [NUMBER, "-3"], ["--checkpoint-keep", "0"],
+             ["--steps" if app != "cg_solver" else "--max-iters", "-1"]) + \
+        ((["--tol", "-1"], ["--atol", "-1e-3"]) if app == "cg_solver" else ()) + \
+        ((["--alpha", "0"],) if app == "heat" else ()):
+    rc, out = launch(SMALL + args)
+    expect("bad argument " + " ".join(args), rc, out, E["usage"], once=["Run with --help"], never=[NO_LONG_NUMBERS])
+
+# Ranks with different command lines (an MPMD launch): one fails to parse, or both parse but
+# differ. One message, exit 64 everywhere, no hang.
+for name, tail in (("one rank fails to parse", [NUMBER, "x"]), ("one rank's argv differs", [NUMBER, "13"])):
+    cmd = [mpiexec, "-n", "1", exe] + SMALL + [":", "-n", "1", exe] + SMALL + tail
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    print(" ".join(cmd), f"-> exit {p.returncode}\n{p.stdout}")
+    expect(name, p.returncode, p.stdout, E["usage"], once=["Run with --help", "[detected on rank 1 of 2]"])
+
+# ---- errors: 1, one message --------------------------------------------------------------------------------
+rc, out = launch(SMALL + ["--json", "/dev/full"])
+expect("--json /dev/full", rc, out, E["error"], once=["writing the --json file '/dev/full' failed"])
+rc, out = launch(SMALL + ["--json", os.path.join(work, "no", "such", "dir", "r.json")])
+expect("--json into a missing directory", rc, out, E["error"], once=["cannot create the --json file"])
+rc, out = launch(HUGE)
+expect("a huge problem", rc, out, E["error"], once=[" per rank on rank "],
+       never=[r"Kokkos failed to allocate", r"bad_alloc"])
+if not re.search(r"needs \d+ bytes \(\S+ [KMGTPE]?i?B\) per rank", out):
+    sys.exit(f"FAIL: the huge problem's message does not give the bytes per rank:\n{out}")
+
+# ---- failed checks: 3; no convergence: 2 ---------------------------------------------------------------------
+if FAILING:
+    extra, status, needle = FAILING
+    r = apptest.run(mpiexec, exe, 2, SMALL + extra, os.path.join(work, "failing.json"), expect=status)
+    expect("a failed check", status, r["_output"], status, once=[needle])
+    if r["exit"]["outcome"] != "check_failed":
+        sys.exit(f"FAIL: the JSON says {r['exit']}")
+if app == "cg_solver":
+    r = apptest.run(mpiexec, exe, 2, SMALL + ["--max-iters", "3"], os.path.join(work, "noconv.json"),
+                    expect=E["not_converged"])
+    if r["check"]["converged"] or r["exit"]["outcome"] != "not_converged" or r["check"]["iterations"] != 3:
+        sys.exit(f"FAIL: no convergence reported as {r['check']} {r['exit']}")
+    expect("no convergence", E["not_converged"], r["_output"], E["not_converged"], once=["no convergence"])
+
+print(f"{app}: command-line and exit-status checks passed")
