@@ -1,8 +1,8 @@
 // Driver of the crash-safety and h5py tests of spmd::io (run by tests/io_fault.py and the h5py
 // fixture in tests/CMakeLists.txt):
 //
-//   io_fault write  DIR STEP   save DIR/ckpt.h5 holding the state of STEP (SPMD_IO_FAULT may kill
-//                              a rank in the middle: see docs/checkpointing.md)
+//   io_fault write  DIR STEP   save DIR/ckpt.h5 holding the state of STEP (SPMD_IO_FAULT=<phase>:<rank> arms
+//                              spmd::testing::io_fault: that rank is killed in the middle)
 //   io_fault verify DIR STEP   DIR/ckpt.h5 must hold exactly the state of STEP; then a new save
 //                              must remove every stale temporary beside it
 //
@@ -11,6 +11,7 @@
 //   k[i] = step * 100000 + 3 i,
 // which tests/check_h5py.py recomputes with NumPy.
 #include <spmd.hpp>
+#include <spmd/io/impl/testing.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -53,6 +54,16 @@ int main(int argc, char** argv) {
   }
   const std::string mode = argv[1], dir = argv[2], path = dir + "/ckpt.h5";
   const std::int64_t step = std::atoll(argv[3]);
+  // SPMD_IO_FAULT=<phase>:<rank> (set by tests/io_fault.py) arms the library's test-only fault hook.
+  if (const char* fault = std::getenv("SPMD_IO_FAULT")) {
+    const std::string spec(fault);
+    const auto colon = spec.find(':');
+    if (colon == std::string::npos) {
+      if (comm.rank() == 0) std::fprintf(stderr, "io_fault: SPMD_IO_FAULT must be <phase>:<rank>, not '%s'\n", fault);
+      return 2;
+    }
+    spmd::testing::io_fault(spec.substr(0, colon), std::atoi(spec.c_str() + colon + 1));
+  }
   spmd::Distribution<2> du(comm, {40, 30}, spmd::halo(1));
   spmd::Distribution<3> dw(comm, {6, 5, 4});
   spmd::Distribution<1> dk(comm, {50});

@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "io_internal.hpp"
+#include "spmd/io/impl/testing.hpp"
 #include "spmd/config.hpp"
 
 namespace spmd::io {
@@ -252,16 +253,21 @@ std::string bcast_string(const Comm& comm, std::string s) {
 
 // ---- fault injection -------------------------------------------------------------------------------
 
-/// SPMD_IO_FAULT=phase:rank makes that rank SIGKILL itself at that phase of save() (phases:
-/// before_write, mid_dataset, before_rename). For the crash-safety tests.
+/// The fault spmd::testing::io_fault armed (phase empty: none). Process-wide, set only by tests.
+struct Fault {
+  std::string phase;
+  int rank = -1;
+};
+Fault& armed_fault() {
+  static Fault f;
+  return f;
+}
+
+/// Where spmd::testing::io_fault may kill a rank: the armed rank raises SIGKILL at the armed phase.
 void fault_point(const Comm& comm, const char* phase) {
-  const char* env = std::getenv("SPMD_IO_FAULT");
-  if (!env) return;
-  const std::string spec(env);
-  const auto colon = spec.find(':');
-  if (colon == std::string::npos || spec.substr(0, colon) != phase) return;
-  if (std::atoi(spec.c_str() + colon + 1) != comm.rank()) return;
-  std::fprintf(stderr, "spmd::io: SPMD_IO_FAULT=%s: rank %d kills itself at %s\n", env, comm.rank(), phase);
+  const Fault& f = armed_fault();
+  if (f.phase.empty() || f.phase != phase || f.rank != comm.rank()) return;
+  std::fprintf(stderr, "spmd::io: test fault: rank %d kills itself at %s\n", comm.rank(), phase);
   std::fflush(stderr);
   std::raise(SIGKILL);
 }
@@ -1035,3 +1041,15 @@ std::optional<std::string> CheckpointSeries::latest() const {
 }
 
 }  // namespace spmd::io
+
+namespace spmd::testing {
+
+void io_fault(const std::string& phase, int rank) {
+  static const char* const phases[] = {"before_write", "mid_dataset", "before_rename"};
+  if (!phase.empty() && std::find(std::begin(phases), std::end(phases), phase) == std::end(phases))
+    throw Error("spmd::testing::io_fault: unknown phase '" + phase +
+                "' (before_write, mid_dataset, before_rename or empty)");
+  io::impl::armed_fault() = io::impl::Fault{phase, rank};
+}
+
+}  // namespace spmd::testing
