@@ -52,7 +52,8 @@ def common(shared=True, hdf5=True, nccl=False, apps=True, tests=False):
 CASES = [
     ("spmdarray+openmp",
      common() + KOKKOS + [S("HDF5_ROOT", f"{P}/hdf5")],
-     ["kokkos+openmp+serial", "kokkos@3.4.01,4.6", "kokkos-kernels@3.4.01,4.6", "hdf5+mpi", "zlib-api",
+     ["kokkos+openmp+serial+shared", "kokkos@3.4.01,4.6", "kokkos-kernels@3.4.01,4.6", "kokkos-kernels+shared",
+      "hdf5+mpi", "zlib-api",
       "mpi", "cxx", "c", "cli11", "nlohmann-json"],
      ["nccl", "googletest", "cuda"]),
     ("spmdarray+cuda cuda_arch=90 +nccl",
@@ -106,6 +107,9 @@ def main():
         for d in absent:
             check(d not in spec.deps, f"{text}: must not depend on {d}")
         table.append((text, str(spec), args))
+
+    # ~shared leaves Kokkos' library type to the user (a static spmdarray links either).
+    check("shared" not in cls.concretize("spmdarray~shared").deps["kokkos"].variants, "~shared: kokkos unconstrained")
 
     for text, needle in CONFLICTS:
         try:

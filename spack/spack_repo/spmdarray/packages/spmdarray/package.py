@@ -54,6 +54,10 @@ class Spmdarray(CMakePackage, CudaPackage):
     # 4.6 series (scripts/kokkos46-test.sh: Kokkos 4.6.01 with Kokkos Kernels 4.6.02).
     depends_on("kokkos@3.4.01,4.6")
     depends_on("kokkos-kernels@3.4.01,4.6")
+    # A shared libspmdarray links Kokkos: a static Kokkos would be copied into it and into every
+    # program (spmdarray's CMake refuses that), so +shared asks for shared Kokkos libraries.
+    depends_on("kokkos+shared", when="+shared")
+    depends_on("kokkos-kernels+shared", when="+shared")
     depends_on("kokkos+openmp", when="+openmp")
     depends_on("kokkos+serial", when="+serial")
     conflicts("~openmp ~serial", msg="spmdarray needs a Kokkos host backend: +openmp or +serial")
