@@ -36,8 +36,12 @@ def release(*args):
 
 
 def main():
-    if subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True).returncode != 0:
-        print("not a git checkout: nothing to release from; skipped")
+    try:
+        in_git = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True).returncode == 0
+    except FileNotFoundError:
+        in_git = False
+    if not in_git:
+        print("not a git checkout (or no git): nothing to release from; skipped")
         return 77
     cmake = open(os.path.join(ROOT, "CMakeLists.txt")).read()
     version = re.search(r"^project\(spmdarray VERSION ([0-9.]+)", cmake, re.M).group(1)
