@@ -21,8 +21,15 @@ spmd_build() {
   shift
   spmd_setup
   local prefix=$SPMD_KOKKOS_PREFIX
-  local args=(-DCMAKE_BUILD_TYPE=Release)
-  [[ -n "$prefix" ]] && args+=("-DCMAKE_PREFIX_PATH=$prefix${CMAKE_PREFIX_PATH:+;$CMAKE_PREFIX_PATH}")
+  local args=(-DCMAKE_BUILD_TYPE=Release) d
+  if [[ -n "$prefix" ]]; then
+    args+=("-DCMAKE_PREFIX_PATH=$prefix${CMAKE_PREFIX_PATH:+;$CMAKE_PREFIX_PATH}")
+    # Name the packages' folders too: a build folder configured before keeps the Kokkos_DIR it
+    # cached, and would go on using an older bootstrap prefix than setup.sh now provides.
+    for d in "$prefix"/lib*/cmake/Kokkos "$prefix"/lib*/cmake/KokkosKernels; do
+      if [[ -d "$d" ]]; then args+=("-D$(basename "$d")_DIR=$d"); fi
+    done
+  fi
   # Build and run with MPICH by its own names: installing another MPI (e.g. with petsc4py) can
   # switch the generic mpicxx/mpiexec alternatives. SPMD_MPICXX / SPMD_MPIEXEC override.
   local mpicxx=${SPMD_MPICXX:-$(command -v mpicxx.mpich || true)}
