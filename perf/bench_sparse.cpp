@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "bench_main.hpp"
@@ -188,8 +189,18 @@ void BM_spmv_local(benchmark::State& state) {
   const auto D = variant < 3 ? r.A.diagonal_block() : Matrix::local_matrix_type();
   const auto xv = spmd::impl::vec(r.x);
   const auto yv = spmd::impl::vec(r.y);
+#if defined(KOKKOSKERNELS_VERSION) && KOKKOSKERNELS_VERSION >= 40300
+  // Kokkos Kernels 4.3 moved the schedule choice into the SPMV handle (Controls are deprecated).
+  using Handle = KokkosSparse::SPMVHandle<Kokkos::DefaultExecutionSpace, std::decay_t<decltype(D)>,
+                                          std::decay_t<decltype(xv)>, std::decay_t<decltype(yv)>>;
+  Handle handle(KokkosSparse::SPMV_NATIVE);
+  handle.force_static_schedule = true;
+  auto spmv_static = [&] { KokkosSparse::spmv(&handle, "N", 1.0, D, xv, 0.0, yv); };
+#else
   KokkosKernels::Experimental::Controls controls;
   controls.setParameter("schedule", "static");
+  auto spmv_static = [&] { KokkosSparse::spmv(controls, "N", 1.0, D, xv, 0.0, yv); };
+#endif
   const CsrLoop loop{D.graph.row_map, D.graph.entries, D.values, xv, yv};
   spmd::perf::ManualTimer timer(state);
   for (auto _ : state)
@@ -197,7 +208,7 @@ void BM_spmv_local(benchmark::State& state) {
       if (variant == 0)
         KokkosSparse::spmv("N", 1.0, D, xv, 0.0, yv);
       else if (variant == 1)
-        KokkosSparse::spmv(controls, "N", 1.0, D, xv, 0.0, yv);
+        spmv_static();
       else if (variant == 2)
         Kokkos::parallel_for("spmd::perf::sparse::csr_loop", Kokkos::RangePolicy<>(0, D.numRows()), loop);
       else

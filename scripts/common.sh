@@ -5,14 +5,31 @@ SPMD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 spmd_log() { printf '[spmd] %s\n' "$*" >&2; }
 
+# Runs scripts/setup.sh (Debian packages, then the Kokkos bootstrap) once per script and sets
+# SPMD_KOKKOS_PREFIX (empty when the user's Kokkos is used). Call it before anything that looks
+# at what is installed (spmd_hdf5_flag): on a new machine the packages arrive here.
+spmd_setup() {
+  [[ -n "${SPMD_SETUP_DONE:-}" ]] && return 0
+  local line
+  line=$("$SPMD_ROOT/scripts/setup.sh" | tail -1)
+  SPMD_KOKKOS_PREFIX=${line#SPMD_KOKKOS_PREFIX=}
+  SPMD_SETUP_DONE=1
+}
+
 spmd_build() {
   local build=$1
   shift
-  local line prefix
-  line=$("$SPMD_ROOT/scripts/setup.sh" | tail -1)
-  prefix=${line#SPMD_KOKKOS_PREFIX=}
-  local args=(-DCMAKE_BUILD_TYPE=Release)
-  [[ -n "$prefix" ]] && args+=("-DCMAKE_PREFIX_PATH=$prefix${CMAKE_PREFIX_PATH:+;$CMAKE_PREFIX_PATH}")
+  spmd_setup
+  local prefix=$SPMD_KOKKOS_PREFIX
+  local args=(-DCMAKE_BUILD_TYPE=Release) d
+  if [[ -n "$prefix" ]]; then
+    args+=("-DCMAKE_PREFIX_PATH=$prefix${CMAKE_PREFIX_PATH:+;$CMAKE_PREFIX_PATH}")
+    # Name the packages' folders too: a build folder configured before keeps the Kokkos_DIR it
+    # cached, and would go on using an older bootstrap prefix than setup.sh now provides.
+    for d in "$prefix"/lib*/cmake/Kokkos "$prefix"/lib*/cmake/KokkosKernels; do
+      if [[ -d "$d" ]]; then args+=("-D$(basename "$d")_DIR=$d"); fi
+    done
+  fi
   # Build and run with MPICH by its own names: installing another MPI (e.g. with petsc4py) can
   # switch the generic mpicxx/mpiexec alternatives. SPMD_MPICXX / SPMD_MPIEXEC override.
   local mpicxx=${SPMD_MPICXX:-$(command -v mpicxx.mpich || true)}
@@ -39,7 +56,8 @@ spmd_cuda_kokkos_prefix() {
 }
 
 # Prints -DSPMD_ENABLE_HDF5=ON when a parallel HDF5 is installed (Debian's libhdf5-mpich-dev), so
-# the checkpoint module is built and tested wherever it can be; nothing otherwise.
+# the checkpoint module is built and tested wherever it can be; nothing otherwise. Decide only
+# after spmd_setup (a new machine gets the package there), else the first build has no HDF5.
 spmd_hdf5_flag() {
   if dpkg-query -W -f='${Status}' libhdf5-mpich-dev 2>/dev/null | grep -q "install ok installed"; then
     echo "-DSPMD_ENABLE_HDF5=ON"

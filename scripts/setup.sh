@@ -24,7 +24,7 @@ log() { printf '[spmd setup] %s\n' "$*" >&2; }
 # ---------------------------------------------------------------------------------------------
 pkgs=(build-essential cmake pkg-config mpich libmpich-dev libhdf5-mpich-dev hdf5-tools
       libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
-      python3-numpy python3-h5py dpkg-dev clang-format)
+      python3-numpy python3-h5py python3-matplotlib dpkg-dev clang-format)
 if [[ "${SPMD_SKIP_APT:-0}" != 1 ]]; then
   missing=()
   for p in "${pkgs[@]}"; do
@@ -63,13 +63,22 @@ fi
 
 kokkos_version=3.4.1
 trilinos_version=13.2.0
-kk_opts="-DKokkosKernels_INST_DOUBLE=ON -DKokkosKernels_INST_FLOAT=OFF
+kk_opts="-DBUILD_SHARED_LIBS=ON -DCMAKE_INSTALL_RPATH=\$ORIGIN
+ -DKokkosKernels_INST_DOUBLE=ON -DKokkosKernels_INST_FLOAT=OFF
  -DKokkosKernels_INST_ORDINAL_INT=ON -DKokkosKernels_INST_ORDINAL_INT64_T=OFF
  -DKokkosKernels_INST_OFFSET_INT=ON -DKokkosKernels_INST_OFFSET_SIZE_T=OFF
  -DKokkosKernels_INST_LAYOUTLEFT=ON -DKokkosKernels_INST_LAYOUTRIGHT=OFF
- -DKokkosKernels_INST_COMPLEX_DOUBLE=OFF -DKokkosKernels_ENABLE_TPL_BLAS=OFF"
+ -DKokkosKernels_INST_COMPLEX_DOUBLE=OFF -DKokkosKernels_ENABLE_TPL_BLAS=OFF
+ -DKokkosKernels_INST_EXECSPACE_SERIAL=OFF"
+# Shared libraries (as Spack builds them): libspmdarray.so links them, and a static Kokkos would
+# be copied into it and into every program. RUNPATH $ORIGIN: libkokkoskernels.so finds
+# libkokkoscontainers.so beside it (a program's own RUNPATH does not serve its libraries' needs).
+# Kokkos Kernels' instantiations: double, int ordinals and offsets, LayoutLeft, and only the
+# OpenMP execution space (the default and the default host space; Serial calls still compile,
+# in the caller's translation unit).
 k_opts="-DKokkos_ENABLE_SERIAL=ON -DKokkos_ENABLE_OPENMP=ON -DCMAKE_BUILD_TYPE=Release
- -DCMAKE_CXX_STANDARD=17 -DKokkos_ENABLE_TESTS=OFF -DKokkos_ENABLE_EXAMPLES=OFF"
+ -DCMAKE_CXX_STANDARD=17 -DBUILD_SHARED_LIBS=ON -DCMAKE_INSTALL_RPATH=\$ORIGIN
+ -DKokkos_ENABLE_TESTS=OFF -DKokkos_ENABLE_EXAMPLES=OFF"
 key=$( (echo "$kokkos_version $trilinos_version"; echo "$k_opts"; echo "$kk_opts"; g++ --version | head -1) |
        sha1sum | cut -c1-10)
 prefix="$cache/kokkos-$kokkos_version-openmp-$key"
