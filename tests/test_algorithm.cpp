@@ -162,3 +162,18 @@ TEST(Algorithm, TransformOnContiguousBlocks) {
 TEST(Algorithm, TransformChangesType) {
   algorithm_tests::TransformChangesType();
 }
+
+// spmd::copy between memory spaces (a device array into a host one on a GPU build; the same
+// space on a CPU build) and across halo widths; the default overload returns with dst readable.
+TEST(Algorithm, CopyAcrossMemorySpaces) {
+  auto a = spmd::arange<double>(world(), 0.0, 37.0, 1.0, spmd::halo(1));
+  spmd::Array<double, 1, Kokkos::HostSpace> h(a.distribution().with_halo({0}), spmd::label("h"));
+  spmd::copy(h, a);
+  std::vector<double> ref(37);
+  for (int i = 0; i < 37; ++i) ref[i] = i;
+  const auto owned = h.owned();
+  for (spmd::index_t i = owned.lo[0]; i < owned.hi[0]; ++i) EXPECT_EQ(h.local()(i - owned.lo[0]), ref[i]);
+  spmd::Array<double, 1> back(a.distribution(), spmd::label("back"));
+  spmd::copy(back, h);
+  EXPECT_EQ(spmd::allgather(back), ref);
+}

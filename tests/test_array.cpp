@@ -153,3 +153,22 @@ TEST(Array, HostMemorySpaceWorksBesideTheDefault) {
   h.fill(2.0);
   EXPECT_EQ(spmd::allgather(h), std::vector<double>(9, 2.0));
 }
+
+// Null arrays (default-constructed or moved from): assignment between them is a no-op, a halo
+// exchange is an spmd::Error (not a crash), and an expression assigned to one materialises.
+TEST(Array, NullAndMovedFromArrays) {
+  spmd::Array<double, 1> a, b;
+  a = b;
+  EXPECT_TRUE(a.is_null());
+  auto c = spmd::arange<double>(world(), 0.0, 9.0, 1.0, spmd::halo(1));
+  spmd::Array<double, 1> d = std::move(c);
+  EXPECT_THROW(c.exchange_halo(), spmd::Error);  // NOLINT(bugprone-use-after-move): on purpose
+  spmd::Array<double, 1> r;
+  r = d * 2.0 + 1.0;
+  ASSERT_FALSE(r.is_null());
+  std::vector<double> ref(9);
+  for (int i = 0; i < 9; ++i) ref[i] = 2.0 * i + 1.0;
+  EXPECT_EQ(spmd::allgather(r), ref);
+  c = r;  // a moved-from array can be assigned again
+  EXPECT_EQ(spmd::allgather(c), ref);
+}

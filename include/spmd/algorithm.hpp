@@ -87,18 +87,14 @@ bool no_halo(const std::array<int, N>& h) {
   return true;
 }
 
-template <class Exec, class M>
-constexpr void check_space() {
-  static_assert(std::is_same_v<Exec, typename M::execution_space>,
-                "spmd::algorithm: the execution space instance must be of the arrays' execution space");
-}
 }  // namespace impl
 
 /// Call f(i0, ..., iN-1) (global indices, index_t) for every point this rank owns of `a`, or of
 /// `a` inside `region` (a box of global indices), on `exec`. f is a KOKKOS_LAMBDA. Local.
 template <class Exec, class T, int N, class M, class F>
 void for_each(const Exec& exec, const Array<T, N, M>& a, const Box<N>& region, const F& f) {
-  impl::check_space<Exec, M>();
+  static_assert(std::is_same_v<Exec, typename M::execution_space>,
+                "spmd::for_each: the execution space instance must be of the array's execution space");
   const Box<N> b = a.owned().intersect(region);
   if (b.empty()) return;
   impl::GlobalRows<F, N> body{f, {}};
@@ -125,7 +121,8 @@ void for_each(const Array<T, N, M>& a, const F& f) {
 template <class Exec, class T, int N, class M, class F, class... In,
           class = std::enable_if_t<Kokkos::is_execution_space<Exec>::value>>
 void transform(const Exec& exec, const Array<T, N, M>& out, const F& f, const In&... inputs) {
-  impl::check_space<Exec, M>();
+  static_assert(std::is_same_v<Exec, typename M::execution_space>,
+                "spmd::transform: the execution space instance must be of the arrays' execution space");
   impl::check_same_layout("spmd::transform", out, inputs...);
   if (impl::no_halo<N>(out.halo()) && (impl::no_halo<N>(inputs.halo()) && ...)) {
     // Every block is contiguous and laid out alike: one flat loop.
@@ -158,10 +155,12 @@ void fill(const Array<T, N, M>& a, const typename Array<T, N, M>::value_type& v)
   a.fill(v);
 }
 
-/// Copy the owned values of `src` into `dst` (distributed alike; halos may differ), on `exec`.
-/// Local (throws the same spmd::Error on every rank for arrays not distributed alike).
-template <class T, int N, class M>
-void copy(const typename M::execution_space& exec, const Array<T, N, M>& dst, const Array<T, N, M>& src) {
+/// Copy the owned values of `src` into `dst` (distributed alike; halos may differ; `src` may live
+/// in another memory space, e.g. a device array into a host one), on `exec` (asynchronous, like
+/// Kokkos::deep_copy with an instance). Local (throws the same spmd::Error on every rank for
+/// arrays not distributed alike).
+template <class T, int N, class M, class M2>
+void copy(const typename M::execution_space& exec, const Array<T, N, M>& dst, const Array<T, N, M2>& src) {
   impl::check_same_layout("spmd::copy", dst, src);
   if (dst.local_with_halo().data() == src.local_with_halo().data()) return;
   if (dst.halo() == src.halo())
@@ -169,9 +168,13 @@ void copy(const typename M::execution_space& exec, const Array<T, N, M>& dst, co
   else
     Kokkos::deep_copy(exec, dst.local(), src.local());
 }
-template <class T, int N, class M>
-void copy(const Array<T, N, M>& dst, const Array<T, N, M>& src) {
-  copy(typename M::execution_space(), dst, src);
+/// The same on a default instance of dst's execution space; across memory spaces it returns
+/// once the copy is complete (dst readable at once). Local.
+template <class T, int N, class M, class M2>
+void copy(const Array<T, N, M>& dst, const Array<T, N, M2>& src) {
+  const typename M::execution_space exec;
+  copy(exec, dst, src);
+  if constexpr (!std::is_same_v<M, M2>) impl::fence(exec, "spmd::copy: across memory spaces");
 }
 
 /// A new array with the distribution and values of `a` (NumPy's np.copy; the same as

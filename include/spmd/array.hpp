@@ -236,8 +236,13 @@ class Array {
   }
   /// a = expression (or scalar): evaluates it into every owned element of `a` (one fused kernel,
   /// NumPy semantics; see expr.hpp). Collective.
+  /// A null array (default-constructed or moved from) given an expression becomes a new array
+  /// holding its values, as `Array a = e;` would (NumPy's `r = b - A.dot(x)` on a fresh name).
   template <class E, class = std::enable_if_t<impl::is_expression_v<E> || std::is_arithmetic_v<E>>>
   Array& operator=(const E& e) {
+    if constexpr (impl::is_expression_v<E>) {
+      if (is_null()) return *this = Array(e);
+    }
     assign(*this, e);
     return *this;
   }
@@ -322,6 +327,8 @@ class Array {
                      " in ", MemorySpace::name(), " (", why.substr(0, why.find('\n')).substr(0, 200), ")");
   }
   std::shared_ptr<HaloExchange<T, N, MemorySpace>> halo_plan(Pattern p) const {
+    if (is_null())
+      throw Error("spmd::Array: halo exchange on a null array (default-constructed or moved from)", true);
     auto& plan = p == Pattern::face ? shared_->face : shared_->box;
     if (!plan) plan = std::make_shared<HaloExchange<T, N, MemorySpace>>(dist_, p);
     return plan;
@@ -334,7 +341,7 @@ class Array {
 
   Distribution<N> dist_;
   view_type view_;
-  std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
+  mutable std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();  // null only after a move
 };
 
 namespace impl {
@@ -348,6 +355,7 @@ Array<T, N, M> share(const Array<T, N, M>& a) {
 }
 template <class T, int N, class M>
 std::shared_ptr<void>& expr_slot(const Array<T, N, M>& a) {
+  if (!a.shared_) a.shared_ = std::make_shared<typename Array<T, N, M>::Shared>();
   return a.shared_->expr;
 }
 }  // namespace impl

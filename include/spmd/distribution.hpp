@@ -175,7 +175,7 @@ class Distribution {
   }
   /// Same layout, halo and periodicity. Local.
   bool operator==(const Distribution& o) const {
-    return same_layout(o) && d_->halo == o.d_->halo && d_->periodic == o.d_->periodic;
+    return d_ == o.d_ || (same_layout(o) && d_->halo == o.d_->halo && d_->periodic == o.d_->periodic);
   }
   bool operator!=(const Distribution& o) const { return !(*this == o); }
   /// The same distribution with other halo widths (validated like the constructor). Collective.

@@ -41,11 +41,10 @@ using exec_of = typename node_t<X>::memory_space::execution_space;
 template <class X>
 using elem_of = typename node_t<X>::value_type;
 
-template <class Exec, class X>
-void check_exec(const X&) {
-  static_assert(std::is_same_v<Exec, exec_of<X>>,
-                "spmd: a reduction's execution space instance must be of the operand's execution space");
-}
+/// Every exec-first reduction checks its instance at compile time, naming itself.
+#define SPMD_CHECK_REDUCE_EXEC(fn)                                             \
+  static_assert(std::is_same_v<Exec, impl::exec_of<X>>, fn ": the execution " \
+                "space instance must be of the operand's execution space")
 /// Global index of view index `lin` (row-major over `shape`). Local.
 template <std::size_t R>
 std::array<index_t, R> unravel(index_t lin, const std::array<index_t, R>& shape) {
@@ -62,7 +61,7 @@ std::array<index_t, R> unravel(index_t lin, const std::array<index_t, R>& shape)
 /// Sum of all elements (0 for an empty operand; bool counts). Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto sum(const Exec& exec, const X& x) {
-  impl::check_exec<Exec>(x);
+  SPMD_CHECK_REDUCE_EXEC("spmd::sum");
   using V = impl::elem_of<X>;
   using Acc = std::conditional_t<std::is_same_v<V, bool>, index_t, V>;
   return impl::reduce_expr<impl::Combine::sum, impl::Map::value, Acc>(exec, "spmd::sum", "spmd::reduce::sum",
@@ -71,7 +70,7 @@ auto sum(const Exec& exec, const X& x) {
 /// Product of all elements (1 for an empty operand). Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto prod(const Exec& exec, const X& x) {
-  impl::check_exec<Exec>(x);
+  SPMD_CHECK_REDUCE_EXEC("spmd::prod");
   return impl::reduce_expr<impl::Combine::prod, impl::Map::value, impl::elem_of<X>>(
       exec, "spmd::prod", "spmd::reduce::prod", impl::as_node(x));
 }
@@ -79,7 +78,7 @@ auto prod(const Exec& exec, const X& x) {
 /// are not ordered (as with std::min). Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto min(const Exec& exec, const X& x) {
-  impl::check_exec<Exec>(x);
+  SPMD_CHECK_REDUCE_EXEC("spmd::min");
   const auto e = impl::as_node(x);
   impl::require_nonempty_expr("spmd::min", e);
   return impl::reduce_expr<impl::Combine::min, impl::Map::value, impl::elem_of<X>>(exec, "spmd::min",
@@ -88,7 +87,7 @@ auto min(const Exec& exec, const X& x) {
 /// Largest element; throws for a zero-size operand. Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto max(const Exec& exec, const X& x) {
-  impl::check_exec<Exec>(x);
+  SPMD_CHECK_REDUCE_EXEC("spmd::max");
   const auto e = impl::as_node(x);
   impl::require_nonempty_expr("spmd::max", e);
   return impl::reduce_expr<impl::Combine::max, impl::Map::value, impl::elem_of<X>>(exec, "spmd::max",
@@ -97,7 +96,7 @@ auto max(const Exec& exec, const X& x) {
 /// Arithmetic mean (double for integer elements); throws for a zero-size operand. Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto mean(const Exec& exec, const X& x) {
-  impl::check_exec<Exec>(x);
+  SPMD_CHECK_REDUCE_EXEC("spmd::mean");
   const auto e = impl::as_node(x);
   impl::require_nonempty_expr("spmd::mean", e);
   using R = impl::real_t<impl::elem_of<X>>;
@@ -107,7 +106,7 @@ auto mean(const Exec& exec, const X& x) {
 /// Euclidean norm sqrt(sum x^2). Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto norm2(const Exec& exec, const X& x) {
-  impl::check_exec<Exec>(x);
+  SPMD_CHECK_REDUCE_EXEC("spmd::norm2");
   using R = impl::real_t<impl::elem_of<X>>;
   return std::sqrt(impl::reduce_expr<impl::Combine::sum, impl::Map::square, R>(
       exec, "spmd::norm2", "spmd::reduce::norm2", impl::as_node(x)));
@@ -115,7 +114,7 @@ auto norm2(const Exec& exec, const X& x) {
 /// Largest absolute value (0 for an empty operand). Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto norm_inf(const Exec& exec, const X& x) {
-  impl::check_exec<Exec>(x);
+  SPMD_CHECK_REDUCE_EXEC("spmd::norm_inf");
   return impl::reduce_expr<impl::Combine::absmax, impl::Map::value, impl::elem_of<X>>(
       exec, "spmd::norm_inf", "spmd::reduce::norm_inf", impl::as_node(x));
 }
@@ -127,14 +126,14 @@ auto dot(const Exec& exec, const A& a, const B& b) {
 /// Number of nonzero (true) elements. Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 index_t count_nonzero(const Exec& exec, const X& x) {
-  impl::check_exec<Exec>(x);
+  SPMD_CHECK_REDUCE_EXEC("spmd::count_nonzero");
   return impl::reduce_expr<impl::Combine::sum, impl::Map::nonzero, index_t>(
       exec, "spmd::count_nonzero", "spmd::reduce::count_nonzero", impl::as_node(x));
 }
 /// Number of elements v with pred(v) true; pred is a KOKKOS_LAMBDA of one value. Collective.
 template <class Exec, class X, class P, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 index_t count_if(const Exec& exec, const X& x, const P& pred) {
-  impl::check_exec<Exec>(x);
+  SPMD_CHECK_REDUCE_EXEC("spmd::count_if");
   using Node = impl::node_t<X>;
   return impl::reduce_expr<impl::Combine::sum, impl::Map::nonzero, index_t>(
       exec, "spmd::count_if", "spmd::reduce::count_if", impl::MapExpr<P, Node>{pred, impl::as_node(x)});
@@ -164,7 +163,7 @@ bool all_of(const Exec& exec, const X& x, const P& pred) {
 /// present the result is unspecified (as for min). Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto argmin(const Exec& exec, const X& x) {
-  impl::check_exec<Exec>(x);
+  SPMD_CHECK_REDUCE_EXEC("spmd::argmin");
   const auto e = impl::as_node(x);
   impl::require_nonempty_expr("spmd::argmin", e);
   return impl::unravel(impl::arg_expr<true>(exec, "spmd::argmin", "spmd::reduce::argmin", e), e.shape());
@@ -172,7 +171,7 @@ auto argmin(const Exec& exec, const X& x) {
 /// Index of the largest element; ties go to the lowest row-major index. Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto argmax(const Exec& exec, const X& x) {
-  impl::check_exec<Exec>(x);
+  SPMD_CHECK_REDUCE_EXEC("spmd::argmax");
   const auto e = impl::as_node(x);
   impl::require_nonempty_expr("spmd::argmax", e);
   return impl::unravel(impl::arg_expr<false>(exec, "spmd::argmax", "spmd::reduce::argmax", e), e.shape());

@@ -229,7 +229,10 @@ struct PointLoop<M, F, std::index_sequence<D...>> {
   F f;
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Kokkos::Array<index_t, M>& k, const index_t lo,
                                               const index_t hi) const {
-    for (index_t i = lo; i < hi; ++i) f(static_cast<int>(k[D])..., static_cast<int>(i));
+    // int coordinates and an int loop counter, as the bodies index with int: a 64-bit counter
+    // cast per point kept GCC from vectorising the CG vector kernels (1.2x slower in cache).
+    const int h = static_cast<int>(hi);
+    for (int i = static_cast<int>(lo); i < h; ++i) f(static_cast<int>(k[D])..., i);
   }
 };
 /// Adapts f(acc, i0, ..., iM-1) to a reduction body.
@@ -241,7 +244,8 @@ struct PointReduce<M, F, std::index_sequence<D...>> {
   template <class Acc>
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Kokkos::Array<index_t, M>& k, const index_t lo, const index_t hi,
                                               Acc& acc) const {
-    for (index_t i = lo; i < hi; ++i) f(acc, static_cast<int>(k[D])..., static_cast<int>(i));
+    const int h = static_cast<int>(hi);
+    for (int i = static_cast<int>(lo); i < h; ++i) f(acc, static_cast<int>(k[D])..., i);
   }
 };
 
