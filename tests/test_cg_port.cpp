@@ -67,6 +67,17 @@ int solve(const Matrix& A, const Vector& b, Vector& x_out, int conv_iters, int m
   return converged;
 }
 
+/// u(k) = exact(k, n) on the device (a free function: CUDA refuses device lambdas in a TEST body).
+void fill_exact(const Vector& u, const index_t n) {
+  auto ua = u.accessor();
+  spmd::for_each(
+      u, KOKKOS_LAMBDA(index_t k) {
+        ua(k) = spmd::math::sin(3.0 * static_cast<double>(k / n + 1) / static_cast<double>(n + 1)) *
+                    spmd::math::cos(2.0 * static_cast<double>(k % n + 1) / static_cast<double>(n + 1)) +
+                0.5;
+      });
+}
+
 }  // namespace
 
 TEST(CgPort, ConvergesToTheKnownSolution) {
@@ -74,13 +85,7 @@ TEST(CgPort, ConvergesToTheKnownSolution) {
     const auto A = spmd::sparse::poisson2d<double>(world(), n, n);
     // u* and b = A u*
     Vector u = A.make_vector("u*");
-    auto ua = u.accessor();
-    spmd::for_each(
-        u, KOKKOS_LAMBDA(index_t k) {
-          ua(k) = std::sin(3.0 * static_cast<double>(k / n + 1) / static_cast<double>(n + 1)) *
-                      std::cos(2.0 * static_cast<double>(k % n + 1) / static_cast<double>(n + 1)) +
-                  0.5;
-        });
+    fill_exact(u, n);
     Vector b = A.make_vector("b");
     A.apply(u, b);
     const Vector b0 = b;  // the right-hand side must come back untouched

@@ -100,7 +100,7 @@ if [[ "$mode" == all || "$mode" == bench ]]; then
   has stencil && bench stencil "stencil_np$np.json" run_np "$b/bench_stencil"
   if has apps; then
     a="$build/apps"
-    for app in "stencil --n 16384 --iters 200 --fast" "stencil --n 16384 --iters 200" \
+    for app in "stencil --n 16384 --steps 200 --fast" "stencil --n 16384 --steps 200" \
                "cfd --nx 4096 --ny 4096 --steps 20" \
                "cg_solver --problem poisson2d --n 4096 --tol 1e-12 --max-iters 1000" \
                "cg_solver --problem poisson2d --n 4096 --tol 1e-12 --max-iters 1000 --operator matrix-free" \
