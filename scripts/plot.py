@@ -16,7 +16,8 @@ so run it with /usr/bin/python3 on Debian.
       (key residual_history, when the app writes one) or the app's stdout with --monitor K (the
       lines "  cg: iteration N  ||r|| R  ||r||/||b|| REL"); several files give several curves.
 
-Keys read (first one present wins; apps' keys drift while their JSON is being unified):
+Keys read (first one present wins). The apps' reports (schema spmdarray-app-report/1,
+docs/apps.md) are read through their timings, problem and check objects (flat_report):
   app name        app (Google Benchmark files: the benchmark name)
   ranks           ranks, mpi_ranks, context.mpi_ranks
   rate            points_per_second, point_updates_per_second, rate; benchmarks: GB/s, GFLOP/s
@@ -40,7 +41,8 @@ import sys
 BYTES_PER_POINT = {"stencil": 16.0, "heat": 16.0}
 RATE_KEYS = ("points_per_second", "point_updates_per_second", "rate")
 RANK_KEYS = ("ranks", "mpi_ranks")
-MONITOR = re.compile(r"^\s*(\S+): iteration\s+(\d+)\s+\|\|r\|\|\s+(\S+)\s+\|\|r\|\|/\|\|b\|\|\s+(\S+)")
+# "<solver>: iteration N ||r|| R ||r||/||b|| REL" (older apps) or "<app>: iteration N/MAX ||r||/||b|| REL ..."
+MONITOR = re.compile(r"^\s*(\S+): iteration\s+(\d+)(?:/\d+)?\s+(?:\|\|r\|\|\s+(\S+)\s+)?\|\|r\|\|/\|\|b\|\|\s+(\S+)")
 
 
 class InputError(Exception):
@@ -60,9 +62,36 @@ def first(d, keys, default=None):
 def load_json(path):
     try:
         with open(path) as f:
-            return json.load(f)
+            return flat_report(json.load(f))
     except (OSError, ValueError) as e:
         raise InputError(f"{path}: {e}")
+
+
+def flat_report(doc):
+    """An app report of schema spmdarray-app-report/1 (apps/common/report.hpp) with the flat keys
+    this script reads added: rate (timings.rate), gb_per_second and seconds_per_iteration (from
+    timings.bytes_per_step / seconds_per_step, where the app has a byte model), rows / n / grid
+    (problem), iterations and tol (cg_solver's check and problem). Other documents unchanged."""
+    if not isinstance(doc, dict) or not str(doc.get("schema", "")).startswith("spmdarray-app-report/"):
+        return doc
+    flat = dict(doc)
+    t, p, c = doc.get("timings") or {}, doc.get("problem") or {}, doc.get("check") or {}
+    per, bps = t.get("seconds_per_step"), t.get("bytes_per_step")
+    if per and bps:
+        flat["gb_per_second"] = bps / per / 1e9
+        flat["seconds_per_iteration"] = per
+    elif t.get("rate") is not None:
+        flat["rate"] = t["rate"]
+    for key in ("rows", "nx", "ny", "n"):
+        if p.get(key) is not None:
+            flat[key] = p[key]
+    if p.get("shape") is not None and p.get("rows") is None:
+        flat["grid"] = p["shape"]
+    if c.get("iterations") is not None:
+        flat["iterations"] = c["iterations"]
+    if p.get("rtol") is not None:
+        flat["tol"] = p["rtol"]
+    return flat
 
 
 def is_gbench(doc):

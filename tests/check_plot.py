@@ -36,7 +36,7 @@ def fixture(mpiexec, cg, stencil, triad, d):
                    "--monitor", "5", "--json", os.path.join(d, f"cg_np{np_}.json")])
         with open(os.path.join(d, f"cg_np{np_}.log"), "w") as f:
             f.write(out)
-        run([mpiexec, "-n", str(np_), stencil, "--n", "254", "--iters", "10", "--fast",
+        run([mpiexec, "-n", str(np_), stencil, "--n", "254", "--steps", "10", "--fast",
              "--json", os.path.join(d, f"stencil_np{np_}.json")])
         if triad != "-":
             run([mpiexec, "-n", str(np_), triad, "--benchmark_filter=BM_copy_view", "--benchmark_min_time=0.01",
@@ -93,13 +93,13 @@ def check(plot, d):
     run([py, plot, "roofline", "--copy-gbs", "5", *cg, *st, "-o", out, "--note", note])
     png_ok(out, 600, 200)
     for f in cg:
-        doc = json.load(open(f))
+        doc = P.load_json(f)  # the app report with plot.py's flat keys
         r = P.runs_from(f, P.BYTES_PER_POINT)[0]
         expect(abs(r.bps - doc["gb_per_second"] * 1e9) <= 1e-9 * r.bps, f"{f}: bytes/s from gb_per_second")
         expect(r.ranks == doc["ranks"], f"{f}: ranks")
     for f in st:
         doc = json.load(open(f))
-        rate = doc.get("points_per_second", doc.get("point_updates_per_second"))
+        rate = doc["timings"]["rate"]
         r = P.runs_from(f, P.BYTES_PER_POINT)[0]
         expect(abs(r.bps - 16 * rate) <= 1e-9 * r.bps, f"{f}: bytes/s = 16 B x points/s")
 
@@ -130,7 +130,7 @@ def check(plot, d):
     run([py, plot, "convergence", *logs, "-o", out, "--note", note])
     png_ok(out, 600, 300)
     for f, j in zip(logs, cg):
-        doc = json.load(open(j))
+        doc = P.load_json(j)
         label, its, res = P.history_from(f)
         expect(its[0] == 0 and abs(res[0] - 1.0) < 1e-12, f"{f}: history starts at iteration 0, residual 1")
         expect(its == sorted(its) and its[-1] == doc["iterations"], f"{f}: iterations up to {doc['iterations']}")

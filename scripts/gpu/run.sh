@@ -44,7 +44,7 @@ build=/tmp/spmd-build-cuda
 t0=$(date +%s)
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$kokkos/bin/nvcc_wrapper" \
   -DCMAKE_PREFIX_PATH="$kokkos;$deps" -DSPMD_ENABLE_NCCL=ON -DSPMD_ENABLE_TESTS=ON -DSPMD_ENABLE_APPS=ON -DSPMD_ENABLE_HDF5=OFF \
-  -DSPMD_ENABLE_BENCHMARKS=ON -DMPIEXEC_PREFLAGS="--bind-to;none" > "$out/configure.log" 2>&1 ||
+  -DSPMD_ENABLE_BENCHMARKS=ON -DSPMD_PYTHON="$(command -v python3)" -DMPIEXEC_PREFLAGS="--bind-to;none" > "$out/configure.log" 2>&1 ||
   { log "configure failed"; tail -30 "$out/configure.log"; exit 1; }
 cmake --build "$build" -j "$jobs" > "$out/build.log" 2>&1 || { log "build failed"; grep -m20 -E "error" "$out/build.log"; exit 1; }
 log "built spmdarray (CUDA + NCCL) in $(( $(date +%s) - t0 )) s"
