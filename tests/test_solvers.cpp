@@ -843,4 +843,7 @@ TEST(Solvers, CsrSymmetryCheck) {
   const spmd::sparse::CsrMatrix<double> R(rows, 3, ptr, {}, {}, "R");
   (void)lo;
   SPMD_EXPECT_COLLECTIVE_ERROR(spmd::sparse::check_symmetric(R), "is 2 x 3, not square");
+  // A bad rtol on one rank only: the same error everywhere.
+  SPMD_EXPECT_COLLECTIVE_ERROR(spmd::sparse::check_symmetric(A, world().rank() == world().size() - 1 ? -1.0 : 0.0),
+                               "rtol must be the same finite, non-negative number on every rank");
 }

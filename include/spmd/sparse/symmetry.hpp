@@ -12,8 +12,9 @@
 ///      missing on one side is 0) and keeps its largest difference;
 ///   4. one MPI_Allgather picks the largest over the ranks (ties: the smallest (i, j)).
 ///
-/// Host work and host memory of about 3 times the local entries (24 B each) per rank; entries
-/// that are not symmetric in their sparsity pattern are found as well (a_ji = 0).
+/// Host work (sorts of the local entries) and about 100 B of host memory per local entry (the
+/// entries, the messages, the received transposes); entries that are not symmetric in their
+/// sparsity pattern are found as well (a_ji = 0).
 
 #include <Kokkos_Core.hpp>
 
@@ -73,15 +74,25 @@ inline void sort_and_merge(std::vector<Entry>& e) {
 /// The largest asymmetry |a_ij - a_ji| of a square matrix and where it is (see the file
 /// comment); `symmetric` when it is at most rtol * max |a_ij| (rtol = 0: exactly symmetric).
 /// Runs on the host after fencing `exec`. Collective over A.comm(); throws the same spmd::Error
-/// on every rank for a matrix that is not square or a negative rtol.
+/// on every rank for a matrix that is not square, or an rtol that is negative or differs
+/// between the ranks.
 template <class T, class M>
 Asymmetry check_symmetric(const typename M::execution_space& exec, const CsrMatrix<T, M>& A, double rtol = 0.0) {
   const char* fn = "spmd::sparse::check_symmetric";
   if (A.rows() != A.cols())
     throw Error(spmd::impl::str(fn, ": matrix '", A.label(), "' is ", A.rows(), " x ", A.cols(), ", not square"), true);
-  if (!(rtol >= 0)) throw Error(spmd::impl::str(fn, ": rtol (", rtol, ") must not be negative"), true);
-  spmd::impl::fence(exec, "spmd::sparse::check_symmetric");
   const Comm& comm = A.comm();
+  // Every rank must pass the same finite, non-negative rtol (or the verdicts could differ); a bad
+  // one anywhere makes range[0] infinite everywhere.
+  const double r = rtol >= 0 && std::isfinite(rtol) ? rtol : std::numeric_limits<double>::infinity();
+  double range[2] = {r, -r};
+  comm.allreduce(range, 2, spmd::Op::max);
+  if (std::isinf(range[0]) || range[0] != -range[1])
+    throw Error(
+        spmd::impl::str(fn, ": rtol must be the same finite, non-negative number on every rank (the ranks pass ",
+                        -range[1], " to ", range[0], ", inf for an invalid one)"),
+        true);
+  spmd::impl::fence(exec, "spmd::sparse::check_symmetric");
   const auto& rows = A.row_distribution();
   const index_t lo = rows.owned().lo[0];
   const index_t clo = A.col_distribution().owned().lo[0];
