@@ -4,7 +4,7 @@
 //                           [--atol 0] [--max-iters 5000] [--pipelined] [--precond none|jacobi]
 //                           [--operator csr|matrix-free] [--monitor 100] [--check-error E] [--json FILE]
 //                           [--quiet] [--resources] [--checkpoint-every K --checkpoint PREFIX]
-//                           [--restart FILE|latest]
+//                           [--restart FILE|latest] [--no-symmetry-check] [--symmetry-rtol 1e-12]
 //
 // Problems: poisson2d / poisson3d are the unscaled Dirichlet Laplacians on n^2 / n^3 unknowns
 // (--n is the number of unknowns per axis, as in every app: docs/apps.md; spmd::sparse::
@@ -14,6 +14,13 @@
 // --problem mm reads A from a Matrix Market file and takes b = A 1 (the known solution is the
 // vector of ones).
 //
+// Before solving, a CSR matrix is checked for symmetry (spmd::sparse::require_symmetric: the
+// largest |a_ij - a_ji| must be at most --symmetry-rtol times max |a_ij|; CG needs a symmetric
+// matrix); a nonsymmetric one is an error (exit 1) naming the largest asymmetry and where.
+// --no-symmetry-check skips it. The solver decides convergence on the true residual
+// ||b - A x||: when the recursive residual meets the tolerance and the true one does not, the
+// reason is residual_mismatch (exit 2). b = 0 gives x = 0 with reason zero_rhs (exit 0).
+//
 // Reported on rank 0 (and in --json): a progress line every --monitor K iterations (the relative
 // residual, elapsed time, rate and an ETA from the convergence rate so far), then the stop
 // reason and iterations, the true relative residual ||b - A x|| / ||b||, the error against the
@@ -22,7 +29,8 @@
 //   CSR SpMV 12 B per stored entry + 20 B per row; matrix-free stencil 16 B per row;
 //   plus CG 96 B per row (pipelined CG 104), plus 16 (56) B per row with Jacobi.
 // Exit status (docs/apps.md#exit-status): 0 converged (and within --check-error); 2 no
-// convergence; 3 the error bound exceeded or non-finite results; 1 an error; 64 bad arguments.
+// convergence (residual_mismatch included); 3 the error bound exceeded or non-finite results;
+// 1 an error (a nonsymmetric matrix included); 64 bad arguments.
 //
 // Checkpoints (builds with parallel HDF5) hold the solver's whole state between two iterations:
 // x, the work vectors (r, p for CG; r, w, z, s, p, and u, m, q with Jacobi, for pipelined CG) and
@@ -59,9 +67,9 @@ struct Config {
   std::string op = "csr";
   std::string precond = "none";
   index_t n = 0;  // 0: 2048 for poisson2d, 128 for poisson3d
-  double tol = 1e-8, atol = 0.0, check_error = -1.0;
+  double tol = 1e-8, atol = 0.0, check_error = -1.0, symmetry_rtol = 1e-12;
   int max_iters = 5000, monitor = 0;
-  bool pipelined = false;
+  bool pipelined = false, no_symmetry_check = false;
 };
 
 /// Known solution: a pseudo-random value in [-1, 1) of the unknown's row-major global index k
@@ -268,16 +276,27 @@ int run(const Op& A, const Problem& pb, const Config& cfg, spmd::apps::App& app,
                          {"max_iters", cfg.max_iters}};
   report.j["distribution"] = A.make_vector().distribution().describe();
   report.j["run"] = spmd::apps::run_json(start.run_id, start.path, start.step + 1, res.iterations, "iteration");
-  report.j["check"] = {{"converged", res.converged},         {"reason", sv::to_string(res.reason)},
-                       {"iterations", res.iterations},       {"residual", res.residual},
-                       {"true_relative_residual", true_rel}, {"error_max", err_inf},
-                       {"error_relative", err_rel},          {"x_sum", x_sum},
-                       {"state_crc32", {{"x", crc}}},        {"finite", finite}};
+  report.j["check"] = {{"converged", res.converged},
+                       {"reason", sv::to_string(res.reason)},
+                       {"detail", res.detail},
+                       {"iterations", res.iterations},
+                       {"residual", res.residual},
+                       {"solver_true_residual", res.true_residual},
+                       {"replacements", res.replacements},
+                       {"true_relative_residual", true_rel},
+                       {"error_max", err_inf},
+                       {"error_relative", err_rel},
+                       {"x_sum", x_sum},
+                       {"state_crc32", {{"x", crc}}},
+                       {"finite", finite}};
+  if (res.reason == sv::Reason::zero_rhs) app.say(comm, "cg_solver: b = 0, so x = 0 is the solution (zero_rhs)");
   if (!res.converged) {
-    const std::string why = format("no convergence: %s after %d iterations (||r||/||b|| %s, --tol %s, --max-iters %d)",
-                                   sv::to_string(res.reason), res.iterations,
-                                   spmd::apps::readable(bnorm > 0 ? res.residual / bnorm : res.residual).c_str(),
-                                   spmd::apps::readable(cfg.tol).c_str(), cfg.max_iters);
+    const std::string why = format(
+        "no convergence: %s after %d iterations (||r||/||b|| %s, ||b - A x||/||b|| %s, --tol %s, --max-iters %d)%s%s",
+        sv::to_string(res.reason), res.iterations,
+        spmd::apps::readable(bnorm > 0 ? res.residual / bnorm : res.residual).c_str(),
+        spmd::apps::readable(bnorm > 0 ? res.true_residual / bnorm : res.true_residual).c_str(),
+        spmd::apps::readable(cfg.tol).c_str(), cfg.max_iters, res.detail.empty() ? "" : ": ", res.detail.c_str());
     if (comm.rank() == 0) std::fprintf(stderr, "cg_solver: %s\n", why.c_str());
     return report.finish(comm, spmd::apps::exit_not_converged, "not_converged", why);
   }
@@ -323,6 +342,11 @@ int main(int argc, char** argv) {
   cli.add_option("--precond", cfg.precond, "none or jacobi")->check(CLI::IsMember({"none", "jacobi"}));
   cli.add_option("--check-error", cfg.check_error,
                  "exit with status 3 if the max error vs the known solution exceeds this (< 0: no check)");
+  cli.add_flag("--no-symmetry-check", cfg.no_symmetry_check,
+               "do not check that a CSR matrix is symmetric before solving (checked by default)");
+  cli.add_option("--symmetry-rtol", cfg.symmetry_rtol,
+                 "the symmetry check accepts |a_ij - a_ji| <= this times max |a_ij|")
+      ->check(at_least(0));
   app.add_monitor(100, "iterations");
   spmd::apps::CheckpointOptions ckpt("cg_solver");
   ckpt.add_to(cli);
@@ -388,6 +412,13 @@ int main(int argc, char** argv) {
     record.derived("nnz", std::int64_t(pb.nnz));
     record.derived("matrix_checksum", pb.checksum);
     if (start.restarting()) record.check_derived(start.path, start.info.attributes);
+    if (!cfg.no_symmetry_check) {  // CG needs a symmetric matrix (the same verdict on every rank)
+      const auto asym = spmd::sparse::check_symmetric(A, cfg.symmetry_rtol);
+      if (!asym.symmetric)
+        throw spmd::Error("the matrix '" + A.label() + "' is not symmetric: " + asym.describe() +
+                              " (CG needs a symmetric matrix; --no-symmetry-check solves anyway)",
+                          true);
+    }
     return run_with(A, pb, cfg, app, ckpt, start, record, comm);
   });
 }

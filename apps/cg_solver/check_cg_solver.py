@@ -9,7 +9,10 @@ restart: for CG on the assembled poisson2d and for pipelined CG with Jacobi on t
   to 1e-9), and with --restart latest; the restarts give no option but --restart, and must take
   the problem, solver and tolerances from the checkpoint.
 mm: a symmetric Matrix Market file (a shifted 2-D Laplacian, lower triangle) solved at 2 ranks;
-  b = A 1, so x must be 1 to the tolerance.
+  b = A 1, so x must be 1 to the tolerance. The same matrix as a general file with one entry
+  changed is refused (exit 1, one message naming the largest asymmetry and where), and runs with
+  --no-symmetry-check. A graph Laplacian (row sums 0, so b = A 1 = 0) gives x = 0 with reason
+  zero_rhs, 0 iterations, exit 0.
 
 usage: check_cg_solver.py restart|mm MPIEXEC CG_SOLVER_EXE WORKDIR
 """
@@ -86,6 +89,34 @@ elif mode == "mm":
         if not (c["converged"] and r["problem"]["rows"] == n * n and c["error_max"] < 1e-8
                 and c["true_relative_residual"] < 1e-9 and r["problem"]["file"] == os.path.abspath(path)):
             sys.exit(f"FAIL: mm {extra}: {r}")
+    # The same matrix as a general file, a(8, 9) (1-based) changed from -1 to -0.25: not symmetric.
+    general = os.path.join(work, "nonsymmetric.mtx")
+    full = entries + [(c, r, -0.25 if (c, r) == (8, 9) else v) for r, c, v in entries if r != c]
+    with open(general, "w") as f:
+        f.write("%%MatrixMarket matrix coordinate real general\n")
+        f.write(f"{n * n} {n * n} {len(full)}\n")
+        for r, c, v in full:
+            f.write(f"{r} {c} {v}\n")
+    for np_ in (1, 2, 3):
+        rc, out = apptest.launch(mpiexec, exe, np_, ["--problem", "mm", "--file", general], 60)
+        want = "is not symmetric: the largest asymmetry is |a(7, 8) - a(8, 7)| = |-0.25 - -1| = 0.75"
+        if rc != apptest.EXIT["error"] or out.count(want) != 1:
+            sys.exit(f"FAIL: a nonsymmetric matrix at {np_} ranks gave exit {rc} without the message '{want}'")
+    rc, out = apptest.launch(mpiexec, exe, 2, ["--problem", "mm", "--file", general, "--no-symmetry-check"], 60)
+    if rc == apptest.EXIT["error"] or "not symmetric" in out:
+        sys.exit(f"FAIL: --no-symmetry-check still checked (exit {rc})")
+    # A graph Laplacian (a path of 10 nodes): b = A 1 = 0, so x = 0 (zero_rhs) at once.
+    lap = os.path.join(work, "graph_laplacian.mtx")
+    with open(lap, "w") as f:
+        f.write("%%MatrixMarket matrix coordinate real symmetric\n10 10 19\n")
+        for k in range(1, 11):
+            f.write(f"{k} {k} {1.0 if k in (1, 10) else 2.0}\n")
+        for k in range(1, 10):
+            f.write(f"{k + 1} {k} -1.0\n")
+    r = run(2, "zero_rhs", ["--problem", "mm", "--file", lap])
+    c = r["check"]
+    if not (c["reason"] == "zero_rhs" and c["converged"] and c["iterations"] == 0 and c["x_sum"] == 0.0):
+        sys.exit(f"FAIL: b = 0: {c}")
     # A missing file is one clear error and exit status 1.
     rc, out = apptest.launch(mpiexec, exe, 2, ["--problem", "mm", "--file", os.path.join(work, "missing.mtx")], 60)
     if rc != apptest.EXIT["error"] or out.count("missing.mtx") != 1:

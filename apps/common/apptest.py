@@ -38,8 +38,8 @@ APPS = {
     "cg_solver": ({"name": "str", "operator": "str", "n": "int", "rows": "int", "nnz": "int",
                    "matrix_checksum": "str", "file": "str", "solver": "str", "precond": "str", "rtol": "num",
                    "atol": "num", "max_iters": "int"},
-                  {"converged": "bool", "reason": "str", "iterations": "int", "residual": "num",
-                   "true_relative_residual": "num", "error_max": "num", "error_relative": "num", "x_sum": "num"}),
+                  {"converged": "bool", "reason": "str", "detail": "str", "iterations": "int", "residual": "num",
+                   "solver_true_residual": "num", "replacements": "int", "true_relative_residual": "num", "error_max": "num", "error_relative": "num", "x_sum": "num"}),
 }
 
 

@@ -6,3 +6,4 @@
 #include "spmd/sparse/csr_matrix.hpp"
 #include "spmd/sparse/generators.hpp"
 #include "spmd/sparse/matrix_market.hpp"
+#include "spmd/sparse/symmetry.hpp"

@@ -25,16 +25,21 @@
 ///                  Vector traffic 104 B per point plus A (160 B with Jacobi).
 ///
 /// Stopping: ||r|| <= rtol ||b|| (converged_rtol), ||r|| <= atol (converged_atol), max_iters
-/// (diverged_max_iters), p.Ap <= 0 or another zero or negative denominator (breakdown: A or the
-/// preconditioner is not positive definite), a NaN or infinite scalar (nan_or_inf). ||r|| is the
-/// recursively updated residual. Pipelined CG learns ||r_i|| one operator application later than
-/// CG (that is the pipelining), so it applies A once more at the end; both report the same
-/// iteration counts in exact arithmetic.
+/// (diverged_max_iters), p.Ap <= 0 or another zero or negative denominator (breakdown;
+/// SolveResult::detail says which and its value), a NaN or infinite scalar (nan_or_inf). ||r|| is
+/// the recursively updated residual; a claimed convergence is checked against the true residual
+/// ||b - A x|| (one more operator application): converged only when that meets the tolerance
+/// within SolverOptions::residual_slack, else residual_mismatch. b = 0 gives x = 0 (zero_rhs).
+/// Pipelined CG learns ||r_i|| one operator application later than CG (that is the pipelining),
+/// so it applies A once more at the end; both report the same iteration counts in exact
+/// arithmetic. It replaces its residual and recurrence vectors by recomputed ones every
+/// SolverOptions::replace_every iterations and at a claimed convergence (residual replacement).
 
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -102,8 +107,10 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
                                               impl::Dot<Acc, value_type>{p_.owned_access(), q_.owned_access()});
     const value_type pq = r_.comm().allreduce(pq_local.v[0], spmd::Op::sum);
     const double rnorm = std::sqrt(static_cast<double>(rr_));
-    if (!std::isfinite(static_cast<double>(pq))) return stop(Reason::nan_or_inf, rnorm);
-    if (!(pq > value_type(0))) return stop(Reason::breakdown, rnorm);
+    if (!std::isfinite(static_cast<double>(pq)))
+      return stop(Reason::nan_or_inf, rnorm, spmd::impl::str("p.Ap = ", pq, " in iteration ", it_ + 1));
+    if (!(pq > value_type(0)))
+      return stop(Reason::breakdown, rnorm, spmd::impl::str("p.Ap = ", pq, " <= 0 in iteration ", it_ + 1));
     const value_type alpha = gamma_ / pq;
     const auto s = this->jacobi() ? residual<true>(alpha) : residual<false>(alpha);
     value_type red[2] = {s.v[0], s.v[1]};
@@ -118,7 +125,9 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
       impl::for_points(this->exec_, "spmd::solvers::cg::update_x", r_,
                        impl::Axpy<Acc, value_type>{this->x_.owned_access(), p_.owned_access(), alpha});
       if (why != Reason::none) return stop(why, rn);
-      return stop(std::isfinite(static_cast<double>(red[1])) ? Reason::breakdown : Reason::nan_or_inf, rn);
+      return stop(std::isfinite(static_cast<double>(red[1])) ? Reason::breakdown : Reason::nan_or_inf, rn,
+                  spmd::impl::str("r.z = ", red[1], " in iteration ", it_,
+                                  this->jacobi() ? " (z = D r, D the Jacobi inverse diagonal)" : ""));
     }
     const value_type beta = red[1] / gamma_;
     gamma_ = red[1];
@@ -157,17 +166,24 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
     return check_start();
   }
 
+  /// ||b - A x|| of the current iterate, computed from x (one operator application; between two
+  /// steps it changes nothing the iteration keeps). Collective.
+  double true_residual() { return this->true_residual_norm(q_); }
+
  private:
   using Acc = impl::Acc<vector_type>;
 
-  /// The tests at the iteration setup() or resume() starts from. Local.
+  /// The tests at the iteration setup() or resume() starts from. Collective.
   bool check_start() {
+    if (this->stop_if_zero_rhs()) return true;
     const double rn = std::sqrt(static_cast<double>(rr_));
     progress_.record(it_, rn);
     const Reason why = progress_.test(rn, it_);
     if (why != Reason::none) return stop(why, rn);
-    if (!std::isfinite(static_cast<double>(gamma_))) return stop(Reason::nan_or_inf, rn);
-    if (!(gamma_ > value_type(0))) return stop(Reason::breakdown, rn);  // an indefinite preconditioner
+    if (!std::isfinite(static_cast<double>(gamma_)))
+      return stop(Reason::nan_or_inf, rn, spmd::impl::str("r.z = ", gamma_, " at the start (iteration ", it_, ")"));
+    if (!(gamma_ > value_type(0)))
+      return stop(Reason::breakdown, rn, spmd::impl::str("r.z = ", gamma_, " <= 0 at the start (iteration ", it_, ")"));
     return false;
   }
   template <bool J>
@@ -271,23 +287,40 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
     if (progress_.stopped()) return true;
     impl::apply_on(this->exec_, A_, m_, n_);  // overlaps the all-reduce of this iteration's scalars (started last step)
     request_.wait();
-    const value_type gamma = red_[0], delta = red_[1];
-    const double rn = std::sqrt(static_cast<double>(red_[2]));
+    double rn = std::sqrt(static_cast<double>(red_[2]));
     if (!tested_) {  // ||r_it|| is known only now (setup() and resume() test theirs at once)
       tested_ = true;
       progress_.record(it_, rn);
       const Reason why = progress_.test(rn, it_);
-      if (why != Reason::none) return stop(why, rn);
+      if (why == Reason::converged_rtol || why == Reason::converged_atol) {
+        // The recursive residual claims convergence: replace it by the true one. Converged if
+        // that meets the tolerance; else continue from the replaced vectors while the true
+        // residual keeps decreasing from one claim to the next (stop() reports the mismatch).
+        replace();
+        impl::apply_on(this->exec_, A_, m_, n_);
+        const double tr = std::sqrt(static_cast<double>(red_[2]));
+        if (progress_.verdict(tr) != Reason::none || !(tr < last_claim_)) return stop(why, rn);
+        last_claim_ = tr;
+        rn = tr;
+      } else if (why != Reason::none) {
+        return stop(why, rn);
+      }
     }
+    const value_type gamma = red_[0], delta = red_[1];
     if (!std::isfinite(static_cast<double>(gamma)) || !std::isfinite(static_cast<double>(delta)))
-      return stop(Reason::nan_or_inf, rn);
+      return stop(Reason::nan_or_inf, rn,
+                  spmd::impl::str("gamma = r.u = ", gamma, ", delta = w.u = ", delta, " in iteration ", it_ + 1));
     value_type beta = 0, denom = delta;
     if (it_ > 0) {
       beta = gamma / gamma_prev_;
       denom = delta - beta * gamma / alpha_prev_;
     }
     if (!(gamma > value_type(0)) || !(denom > value_type(0)) || !std::isfinite(static_cast<double>(denom)))
-      return stop(std::isfinite(static_cast<double>(denom)) ? Reason::breakdown : Reason::nan_or_inf, rn);
+      return stop(
+          std::isfinite(static_cast<double>(denom)) ? Reason::breakdown : Reason::nan_or_inf, rn,
+          spmd::impl::str("in iteration ", it_ + 1, ": gamma = r.u = ", gamma,
+                          ", the denominator delta - beta gamma / alpha_prev = ", denom, " (delta = w.u = ", delta,
+                          ", beta = ", beta, ", alpha_prev = ", alpha_prev_, "); both must be positive"));
     const value_type alpha = gamma / denom;
     const auto s = this->jacobi() ? update<true>(alpha, beta) : update<false>(alpha, beta);
     for (int k = 0; k < 3; ++k) red_[k] = s.v[k];
@@ -303,7 +336,46 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
       progress_.record(it_, rlast);
       return stop(progress_.test(rlast, it_), rlast);
     }
+    const int every = this->options().replace_every;
+    if (every > 0 && it_ % every == 0) replace();  // periodic residual replacement (drops the sums in flight)
     return false;
+  }
+
+  /// ||b - A x|| of the current iterate, computed from x (one operator application; between two
+  /// steps it changes nothing the iteration keeps). Collective.
+  double true_residual() {
+    request_.wait();
+    return this->true_residual_norm(n_);
+  }
+
+  /// Residual replacement (Ghysels & Vanroose 2014, section 4; Cools et al. 2018): recompute
+  /// r = b - A x, u = D r, w = A u, m = D w, s = A p, q = D s, z = A q from x and p, and the
+  /// iteration's sums (r.u, w.u, r.r) from them (a blocking all-reduce; a nonblocking one in
+  /// flight is completed and its sums dropped). The scalar recurrences go on unchanged. Costs 4
+  /// operator applications. Collective.
+  void replace() {
+    request_.wait();
+    const bool J = this->jacobi();
+    spmd::copy(this->exec_, this->t_, this->x_);
+    impl::apply_on(this->exec_, A_, this->t_, r_);  // r = A x, then r = b - r
+    if (J)
+      impl::for_points(
+          this->exec_, "spmd::solvers::pipelined_cg::replace_residual", r_,
+          impl::PcgResidual<Acc, value_type, true>{this->b_.owned_access(), r_.owned_access(), r_.owned_access(),
+                                                   u_.owned_access(), this->dinv_access(r_)});
+    else
+      impl::for_points(
+          this->exec_, "spmd::solvers::pipelined_cg::replace_residual", r_,
+          impl::PcgResidual<Acc, value_type, false>{this->b_.owned_access(), r_.owned_access(), r_.owned_access(),
+                                                    u_.owned_access(), this->dinv_access(r_)});
+    impl::apply_on(this->exec_, A_, u_, w_);
+    impl::apply_on(this->exec_, A_, p_, s_);
+    const auto sums = J ? replace_sums<true>() : replace_sums<false>();
+    impl::apply_on(this->exec_, A_, q_, z_);
+    value_type red[3] = {sums.v[0], sums.v[1], sums.v[2]};
+    r_.comm().allreduce(red, 3, spmd::Op::sum);
+    for (int k = 0; k < 3; ++k) red_[k] = red[k];
+    progress_.replaced();
   }
 
   /// The state between two iterations: x, r, w, z, s, p (and u, m, q with Jacobi) and the
@@ -349,8 +421,10 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
   using Acc = impl::Acc<vector_type>;
 
   bool check_start() {
-    const double rn = std::sqrt(static_cast<double>(red_[2]));
+    last_claim_ = std::numeric_limits<double>::infinity();
     tested_ = true;
+    if (this->stop_if_zero_rhs()) return true;
+    const double rn = std::sqrt(static_cast<double>(red_[2]));
     progress_.record(it_, rn);
     const Reason why = progress_.test(rn, it_);
     if (why != Reason::none) return stop(why, rn);
@@ -365,6 +439,13 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
                                            s_.owned_access(), p_.owned_access(), this->dinv_access(r_)});
   }
   template <bool J>
+  impl::Sums<value_type, 3> replace_sums() {
+    return impl::sum_points<3>(
+        this->exec_, "spmd::solvers::pipelined_cg::replace", r_,
+        impl::PcgReplace<Acc, value_type, J>{r_.owned_access(), u_.owned_access(), w_.owned_access(), m_.owned_access(),
+                                             s_.owned_access(), q_.owned_access(), this->dinv_access(r_)});
+  }
+  template <bool J>
   impl::Sums<value_type, 3> update(value_type alpha, value_type beta) {
     return impl::sum_points<3>(this->exec_, "spmd::solvers::pipelined_cg::update", r_,
                                impl::PcgUpdate<Acc, value_type, J>{
@@ -376,7 +457,8 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
   vector_type r_, w_, n_, z_, s_, p_, u_, m_, q_;
   value_type red_[3] = {0, 0, 0};  // the iteration's (r.u, w.u, r.r): local sums, then reduced
   value_type gamma_prev_ = 0, alpha_prev_ = 0;
-  bool tested_ = false;  // the stopping tests have seen ||r|| of iteration it_
+  bool tested_ = false;    // the stopping tests have seen ||r|| of iteration it_
+  double last_claim_ = 0;  // the true residual at the last claimed convergence that it did not meet
 };
 
 /// Solve A x = b with CG from the initial guess in x (see CG), on `exec`. Collective.

@@ -28,8 +28,10 @@ enum class Reason {
   converged_rtol,      //!< ||r|| <= rtol ||b||
   converged_atol,      //!< ||r|| <= atol
   diverged_max_iters,  //!< max_iters iterations without convergence
-  breakdown,   //!< a zero or negative curvature p^T A p (A or the preconditioner indefinite) or a zero denominator
+  breakdown,   //!< a denominator of the iteration was zero or negative (SolveResult::detail names it and its value)
   nan_or_inf,  //!< a residual or a scalar of the iteration is NaN or infinite
+  residual_mismatch,  //!< the recursive residual met the tolerance, the true residual ||b - A x|| did not
+  zero_rhs,           //!< b = 0: x = 0 is the solution (set without iterating; counts as converged)
 };
 
 /// "converged_rtol", ...: the enumerator's name. Local.
@@ -47,6 +49,10 @@ inline const char* to_string(Reason r) {
       return "breakdown";
     case Reason::nan_or_inf:
       return "nan_or_inf";
+    case Reason::residual_mismatch:
+      return "residual_mismatch";
+    case Reason::zero_rhs:
+      return "zero_rhs";
   }
   return "?";
 }
@@ -85,6 +91,18 @@ struct SolverOptions {
   /// iterations).
   bool keep_history = false;
   OnFailure on_failure = OnFailure::report;
+  /// Convergence is decided on the true residual ||b - A x|| (computed when the recursive
+  /// residual meets the tolerance, and at every stop): converged when it is at most
+  /// (1 + residual_slack) times the tolerance. The slack absorbs the roundoff of computing
+  /// b - A x and the last digits of the recursion (both far below 10% of any attainable
+  /// tolerance); a true residual beyond it is reported as residual_mismatch.
+  double residual_slack = 0.1;
+  /// Pipelined CG: residual replacement every `replace_every` iterations (0: never
+  /// periodically): r = b - A x and the recurrence vectors (w = A u, s = A p, z = A q, and
+  /// u, m, q with Jacobi) are recomputed from x and p. It is also done whenever the recursive
+  /// residual claims convergence. Each costs 4 operator applications and one blocking
+  /// all-reduce.
+  int replace_every = 50;
 };
 
 struct SolveResult {
@@ -92,6 +110,9 @@ struct SolveResult {
   Reason reason = Reason::none;
   int iterations = 0;           //!< iterations done (x is the iterate after that many)
   double residual = 0.0;        //!< ||r|| at the end (the solver's recursively updated residual)
+  double true_residual = 0.0;   //!< ||b - A x|| at the end, computed from x (what `converged` is decided on)
+  int replacements = 0;         //!< residual replacements done (pipelined CG)
+  std::string detail;           //!< what was observed, for breakdown and residual_mismatch ("" otherwise)
   std::vector<double> history;  //!< ||r|| per iteration from the first one run (keep_history)
 };
 
@@ -136,6 +157,19 @@ class Progress {
     return Reason::none;
   }
 
+  /// The verdict on a true residual norm `true_rnorm`: converged_rtol or converged_atol when it
+  /// meets that tolerance within the slack (SolverOptions::residual_slack), else none. Local.
+  Reason verdict(double true_rnorm) const {
+    const double f = 1.0 + opts_.residual_slack;
+    if (!std::isfinite(true_rnorm)) return Reason::none;
+    if (true_rnorm <= f * opts_.rtol * bnorm_) return Reason::converged_rtol;
+    if (true_rnorm <= f * opts_.atol) return Reason::converged_atol;
+    return Reason::none;
+  }
+
+  /// Count a residual replacement. Local.
+  void replaced() { ++result_.replacements; }
+
   /// Record ||r|| of `iteration` (history; a progress report when due). Local (the callback may
   /// communicate; it is called on every rank).
   void record(int iteration, double rnorm) {
@@ -145,20 +179,25 @@ class Progress {
     if (opts_.monitor > 0 && iteration % opts_.monitor == 0) report(iteration, rnorm);
   }
 
-  /// Stop with `reason` after `iteration` iterations at residual norm `rnorm`. Throws the same
-  /// spmd::Error on every rank when the solve failed and the options ask for it. Local.
-  void stop(Reason reason, int iteration, double rnorm, const Comm& comm) {
+  /// Stop with `reason` after `iteration` iterations at residual norm `rnorm`, true residual norm
+  /// `true_rnorm`, with what was observed (`detail`). Throws the same spmd::Error on every rank
+  /// when the solve failed and the options ask for it. Local.
+  void stop(Reason reason, int iteration, double rnorm, double true_rnorm, std::string detail, const Comm& comm) {
     const bool reported = opts_.monitor > 0 && result_.iterations == iteration && iteration % opts_.monitor == 0;
     result_.iterations = iteration;
     result_.residual = rnorm;
+    result_.true_residual = true_rnorm;
+    result_.detail = std::move(detail);
     result_.reason = reason;
-    result_.converged = reason == Reason::converged_rtol || reason == Reason::converged_atol;
+    result_.converged =
+        reason == Reason::converged_rtol || reason == Reason::converged_atol || reason == Reason::zero_rhs;
     if (opts_.monitor > 0 && !reported) report(iteration, rnorm);
     if (!result_.converged && opts_.on_failure == OnFailure::throw_error)
       throw Error(
           spmd::impl::str("spmd::solvers::", solver_, ": no convergence: ", to_string(reason), " after ", iteration,
-                          " iterations (||r|| ", rnorm, ", ||r||/||b|| ", relative(rnorm), ", rtol ", opts_.rtol,
-                          ", atol ", opts_.atol, ", max_iters ", opts_.max_iters, ", ", comm.size(), " ranks)"),
+                          " iterations (||r|| ", rnorm, ", ||r||/||b|| ", relative(rnorm), ", ||b - A x|| ", true_rnorm,
+                          ", rtol ", opts_.rtol, ", atol ", opts_.atol, ", max_iters ", opts_.max_iters, ", ",
+                          comm.size(), " ranks)", result_.detail.empty() ? "" : ": ", result_.detail),
           true);
   }
 

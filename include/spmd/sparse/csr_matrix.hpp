@@ -134,6 +134,12 @@ class CsrMatrix {
   /// offdiagonal_rows()(r). Local.
   const local_matrix_type& offdiagonal_block() const { return off_; }
   const Kokkos::View<int*, M>& offdiagonal_rows() const { return off_rows_; }
+  /// The global column of each ghost, in ghost order (the off-diagonal block's column indices
+  /// index it). Local.
+  const std::vector<index_t>& ghost_columns() const {
+    static const std::vector<index_t> none;
+    return ghost_cols_ ? *ghost_cols_ : none;
+  }
   /// The ghost import plan (message counts, backend, the ghost vector). Local.
   const impl::GhostImport<T, M>& import_plan() const { return *import_; }
 
@@ -277,6 +283,7 @@ class CsrMatrix {
   Kokkos::View<T*, M> off_y_;       // off_'s products, before they are added into y
   Kokkos::View<T*, M> diagonal_;
   std::shared_ptr<impl::GhostImport<T, M>> import_;
+  std::shared_ptr<const std::vector<index_t>> ghost_cols_;  // global column of each ghost (host)
 };
 
 }  // namespace spmd::sparse

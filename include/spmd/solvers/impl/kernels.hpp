@@ -115,6 +115,27 @@ struct Axpy {
   }
 };
 
+/// sums ((b - q).(b - q)): the squared norm of the residual b - A x with q = A x.
+template <class A, class T>
+struct ResidualNorm {
+  A b, q;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(Sums<T, 1>& s, I... i) const {
+    const T ri = b(i...) - q(i...);
+    s.v[0] += ri * ri;
+  }
+};
+
+/// x = 0.
+template <class A, class T>
+struct Zero {
+  A x;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
+    x(i...) = T(0);
+  }
+};
+
 /// d = 1 / d; sums (number of zero or non-finite diagonal entries).
 template <class A, class T>
 struct Invert {
@@ -162,6 +183,26 @@ struct PcgStart {
     sum.v[1] += wi * ui;
     sum.v[2] += ri * ri;
     sum.v[3] += bi * bi;
+  }
+};
+
+/// Residual replacement, after r = b - A x, u = D r, w = A u and s = A p were recomputed:
+/// m = D w and q = D s (Jacobi only; m is w and q is s otherwise); sums (r.u, w.u, r.r).
+template <class A, class T, bool Jacobi>
+struct PcgReplace {
+  A r, u, w, m, s, q, dinv;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(Sums<T, 3>& sum, I... i) const {
+    const T ri = r(i...), wi = w(i...);
+    T ui = ri;
+    if constexpr (Jacobi) {
+      ui = u(i...);
+      m(i...) = dinv(i...) * wi;
+      q(i...) = dinv(i...) * s(i...);
+    }
+    sum.v[0] += ri * ui;
+    sum.v[1] += wi * ui;
+    sum.v[2] += ri * ri;
   }
 };
 

@@ -34,7 +34,7 @@ class KrylovBase {
   using execution_space = typename vector_type::execution_space;
 
   KrylovBase(const char* name, const execution_space& exec, const Operator& A, const SolverOptions& opts)
-      : name_(name), exec_(exec), A_(A), progress_(name, opts) {
+      : name_(name), exec_(exec), A_(A), progress_(name, opts), t_(A.make_vector(label("t"))) {
     if (opts.precond == Precond::jacobi) {
       if constexpr (!has_diagonal_v<Operator>)
         throw Error(spmd::impl::str("spmd::solvers::", name,
@@ -43,9 +43,11 @@ class KrylovBase {
                     true);
       dinv_ = A.make_vector(label("dinv"));
     }
-    if (opts.max_iters < 0 || !(opts.rtol >= 0) || !(opts.atol >= 0))
+    if (opts.max_iters < 0 || !(opts.rtol >= 0) || !(opts.atol >= 0) || !(opts.residual_slack >= 0) ||
+        opts.replace_every < 0)
       throw Error(spmd::impl::str("spmd::solvers::", name, ": max_iters (", opts.max_iters, "), rtol (", opts.rtol,
-                                  ") and atol (", opts.atol, ") must not be negative"),
+                                  "), atol (", opts.atol, "), residual_slack (", opts.residual_slack,
+                                  ") and replace_every (", opts.replace_every, ") must not be negative"),
                   true);
   }
 
@@ -131,18 +133,58 @@ class KrylovBase {
     if (dst.local_with_halo().data() != src.local_with_halo().data()) spmd::copy(exec_, dst, src);
   }
 
-  /// Stop with `reason` after completing a reduction in flight; the result is final. Throws
-  /// (on every rank) when OnFailure::throw_error asks for it. Returns true. Local.
-  bool stop(Reason reason, double rnorm) {
+  /// ||b - A x|| for the bound b and x: x is copied into the work vector t (which has the halo
+  /// the operator needs), `ax` = A t. Collective (one operator application, one all-reduce).
+  double true_residual_norm(const vector_type& ax) {
+    spmd::copy(exec_, t_, x_);
+    impl::apply_on(exec_, A_, t_, ax);
+    const auto s = sum_points<1>(exec_, "spmd::solvers::true_residual", ax,
+                                 ResidualNorm<Acc<vector_type>, value_type>{b_.owned_access(), ax.owned_access()});
+    return std::sqrt(static_cast<double>(b_.comm().allreduce(s.v[0], spmd::Op::sum)));
+  }
+
+  /// x = 0 (for b = 0). Local.
+  void zero_x() {
+    for_points(exec_, "spmd::solvers::zero_x", x_, Zero<Acc<vector_type>, value_type>{x_.owned_access()});
+  }
+
+  /// Stop with `reason` after completing a reduction in flight; the result is final. The true
+  /// residual ||b - A x|| is computed (Derived::true_residual(), one operator application) and
+  /// decides a claimed convergence: converged only when it meets the tolerance within
+  /// SolverOptions::residual_slack, else residual_mismatch. Throws (on every rank) when
+  /// OnFailure::throw_error asks for it. Returns true. Collective (every rank stops at the same
+  /// iteration with the same reason: the decision is made from reduced numbers).
+  bool stop(Reason reason, double rnorm, std::string detail = {}) {
     request_.wait();
-    progress_.stop(reason, it_, rnorm, b_.comm());
+    const double tr = reason == Reason::zero_rhs ? 0.0 : static_cast<Derived&>(*this).true_residual();
+    if (reason == Reason::converged_rtol || reason == Reason::converged_atol) {
+      const Reason v = progress_.verdict(tr);
+      if (v == Reason::none) {
+        detail = spmd::impl::str("the recursive residual ||r|| = ", rnorm, " met the tolerance at iteration ", it_,
+                                 " but the true residual ||b - A x|| = ", tr, " exceeds (1 + residual_slack) x ",
+                                 std::max(progress_.options().rtol * progress_.bnorm(), progress_.options().atol));
+        reason = Reason::residual_mismatch;
+      } else {
+        reason = v;
+      }
+    }
+    progress_.stop(reason, it_, rnorm, tr, std::move(detail), b_.comm());
     return true;
+  }
+
+  /// Stop with zero_rhs when ||b|| = 0: x = 0. Returns true when it stopped. Collective.
+  bool stop_if_zero_rhs() {
+    if (progress_.bnorm() != 0.0) return false;
+    zero_x();
+    progress_.record(it_, 0.0);
+    return stop(Reason::zero_rhs, 0.0, "b = 0: x = 0 is the solution");
   }
 
   const char* name_;
   execution_space exec_;
   const Operator& A_;
   Progress progress_;
+  vector_type t_;  // x with the operator's halo (the true residual, residual replacement)
   vector_type b_, x_, dinv_;
   int it_ = 0;
   int rank_ = 0;

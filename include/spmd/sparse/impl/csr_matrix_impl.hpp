@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace spmd::sparse {
@@ -235,6 +237,7 @@ CsrMatrix<T, M>::CsrMatrix(const Distribution<1>& rows, index_t ncols, const imp
   off_ = local_matrix_type("spmd::sparse::CsrMatrix::offdiagonal_block", nr, static_cast<int>(ng), onnz, o_val, o_map,
                            o_col);
   import_ = std::make_shared<impl::GhostImport<T, M>>(cols_, ghosts, fn);
+  ghost_cols_ = std::make_shared<const std::vector<index_t>>(std::move(ghosts));
   nnz_ = comm.allreduce(static_cast<index_t>(dnnz) + onnz, Op::sum);
 }
 
