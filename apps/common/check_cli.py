@@ -75,7 +75,10 @@ lines = [x for x in out.splitlines() if x.strip()]
 if len(lines) != 1 or not re.fullmatch(rf"{app} \d+\.\d+\.\d+ \(spmdarray \d+\.\d+\.\d+, git \S+, Kokkos \d+\.\d+\.\d+, "
                                        r"\w+\)", lines[0]):
     sys.exit(f"FAIL: --version printed {lines!r}")
-rc, out = launch(SMALL + ["--quiet", "--kokkos-threads=1"])
+# Kokkos 4 spells the thread count --kokkos-num-threads (and warns about --kokkos-threads).
+kokkos_major = int(re.search(r"Kokkos (\d+)\.", lines[0]).group(1))
+threads = "--kokkos-num-threads=1" if kokkos_major >= 4 else "--kokkos-threads=1"
+rc, out = launch(SMALL + ["--quiet", threads])
 expect("--quiet with a Kokkos option", rc, out, E["ok"])
 if out.strip():
     sys.exit(f"FAIL: --quiet printed:\n{out}")
