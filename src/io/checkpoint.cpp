@@ -508,19 +508,26 @@ FileInfo unpack(const std::string& bytes) {
   return info;
 }
 
+/// Rank 0's packed metadata of `path` ("" elsewhere); a failure there sets ok = false and msg.
+/// Local (only rank 0 reads).
+std::string read_on_root(const std::string& path, const Comm& comm, const char* fn, bool& ok, std::string& msg) {
+  ok = true;
+  if (comm.rank() != 0) return {};
+  try {
+    return pack(inspect_local(path, fn));
+  } catch (const std::exception& e) {
+    ok = false;
+    msg = e.what();
+    return {};
+  }
+}
+
 /// Rank 0 reads the metadata (one reader, however many ranks) and broadcasts it; a failure
 /// becomes the same spmd::Error on every rank. Collective.
 FileInfo inspect_agreed(const std::string& path, const Comm& comm, const char* fn) {
   bool ok = true;
-  std::string msg, blob;
-  if (comm.rank() == 0) {
-    try {
-      blob = pack(inspect_local(path, fn));
-    } catch (const std::exception& e) {
-      ok = false;
-      msg = e.what();
-    }
-  }
+  std::string msg;
+  const std::string blob = read_on_root(path, comm, fn, ok, msg);
   comm.check(ok, msg);
   return unpack(bcast_string(comm, blob));
 }
@@ -541,15 +548,8 @@ std::string agreed_reason(const Comm& comm, bool ok, const std::string& message)
 /// throwing. Collective.
 std::string inspect_or_reason(const std::string& path, const Comm& comm, const char* fn, FileInfo& out) {
   bool ok = true;
-  std::string msg, blob;
-  if (comm.rank() == 0) {
-    try {
-      blob = pack(inspect_local(path, fn));
-    } catch (const std::exception& e) {
-      ok = false;
-      msg = e.what();
-    }
-  }
+  std::string msg;
+  const std::string blob = read_on_root(path, comm, fn, ok, msg);
   std::string reason = agreed_reason(comm, ok, msg);
   if (reason.empty()) out = unpack(bcast_string(comm, blob));
   return reason;
