@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ostream>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "spmd/config.hpp"
 #include "spmd/distribution.hpp"
+#include "spmd/impl/testing.hpp"
 #include "spmd/runtime.hpp"
 
 namespace {
@@ -126,6 +128,13 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("kokkos_concurrency", std::to_string(Kokkos::DefaultExecutionSpace().concurrency()));
   benchmark::AddCustomContext("kokkos_version", std::to_string(KOKKOS_VERSION));
   benchmark::AddCustomContext("timing", "per iteration: fence, barrier, MPI_Wtime; MPI_MAX over ranks");
+  // SPMD_BENCH_MULTI_POINTS=N: the kernel layer's device form takes several points per work item
+  // from N points on (a huge N: one point per item), so that two runs of one build compare the
+  // forms. Unset: the library's threshold.
+  if (const char* m = std::getenv("SPMD_BENCH_MULTI_POINTS")) {
+    spmd::testing::knobs().multi_points = std::strtoll(m, nullptr, 10);
+    benchmark::AddCustomContext("multi_points", m);
+  }
 
   if (root) {
     benchmark::RunSpecifiedBenchmarks();

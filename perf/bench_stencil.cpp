@@ -13,10 +13,12 @@
 // The timed region is the update alone (halo exchanges, the same for every form, are made
 // outside it). Counters: points/s (interior points per second) and GB/s against the minimum
 // traffic of 16 B per point (read u once, write once), the figure the fused forms are judged by.
+// BM_stencil3d_*: the 3-D 7-point update, as an expression and as a hand-written MDRange kernel.
 // Every form is checked once, on a small grid, to give the hand-written kernel's grid bitwise.
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -129,6 +131,28 @@ struct Stepper {
   }
 };
 
+/// The hand-written 3-D 7-point kernel (MDRangePolicy over the interior in storage indices).
+struct Stepper3 {
+  static void mdrange(const Array<double, 3>& from, const Array<double, 3>& to, const double w) {
+    const auto a = from.local_with_halo();
+    const auto b = to.local_with_halo();
+    int lo[3], hi[3];
+    for (int d = 0; d < 3; ++d) {
+      const index_t first = std::max<index_t>(1, from.owned().lo[d]);
+      const index_t last = std::min<index_t>(from.extent(d) - 1, from.owned().hi[d]);
+      lo[d] = static_cast<int>(first - from.owned().lo[d] + from.halo()[d]);
+      hi[d] = std::max(lo[d], static_cast<int>(last - from.owned().lo[d] + from.halo()[d]));
+    }
+    Kokkos::parallel_for(
+        "spmd::perf::stencil3d::mdrange",
+        Kokkos::MDRangePolicy<Kokkos::Rank<3>>({lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}),
+        KOKKOS_LAMBDA(const int i, const int j, const int k) {
+          b(i, j, k) = w * (a(i, j, k) + a(i - 1, j, k) + a(i + 1, j, k) + a(i, j - 1, k) + a(i, j + 1, k) +
+                            a(i, j, k - 1) + a(i, j, k + 1));
+        });
+  }
+};
+
 /// The grid after `iters` updates of `form` on a small grid equals the hand-written kernel's.
 bool verify(Form form) {
   const index_t n = 62;
@@ -163,19 +187,64 @@ void BM_stencil(benchmark::State& state, Form form) {
   state.counters["points"] = points;
 }
 
+// The 3-D 7-point form: next[1:-1, 1:-1, 1:-1] = (1/7) * (the point and its six neighbours);
+// swap. 16 B per interior point is its roofline too (read u once, write next once).
+void BM_stencil3d(benchmark::State& state, bool expression) {
+  const index_t side = state.range(0);
+  auto u = spmd::zeros<double>(spmd::perf::world(), {side, side, side}, spmd::halo(1), spmd::label("u3"));
+  auto next = spmd::zeros<double>(u.distribution(), spmd::label("next3"));
+  u(0, all, all) = 1.0;
+  next(0, all, all) = 1.0;
+  const auto in = slice(1, -1), lo = slice(0, -2), hi = slice(2, none);
+  const double w = 1.0 / 7.0;
+  auto step = [&] {
+    if (expression) {
+      next(in, in, in) = w * (u(in, in, in) + u(lo, in, in) + u(hi, in, in) + u(in, lo, in) + u(in, hi, in) +
+                              u(in, in, lo) + u(in, in, hi));
+    } else {
+      Stepper3::mdrange(u, next, w);
+    }
+    spmd::swap(u, next);
+  };
+  u.exchange_halo(spmd::Pattern::face);
+  step();
+  spmd::perf::ManualTimer timer(state);
+  for (auto _ : state) {
+    u.exchange_halo(spmd::Pattern::face);
+    timer([&] { step(); });
+  }
+  const double points = static_cast<double>((side - 2) * (side - 2) * (side - 2));
+  state.counters["points/s"] = timer.rate(points, 1.0);
+  state.counters["GB/s"] = timer.rate(16.0 * points);
+  state.counters["points"] = points;
+}
+
 const bool registered = [] {
+  const bool device = !spmd::impl::host_accessible<Kokkos::DefaultExecutionSpace::memory_space>();
   const std::pair<const char*, Form> forms[] = {{"BM_stencil_fused_inplace", Form::fused_inplace},
                                                 {"BM_stencil_fused_swap", Form::fused_swap},
                                                 {"BM_stencil_temporaries", Form::temporaries},
                                                 {"BM_stencil_kokkos_mdrange", Form::kokkos_mdrange},
                                                 {"BM_stencil_kokkos_rows", Form::kokkos_rows}};
-  for (std::int64_t side : {1024, 4096})
+  for (std::int64_t side : {1024, 4096, 8192, 16384}) {
+    if (side > 4096 && !device) continue;  // on a GPU also 8192^2 and 16384^2 (2 GiB per grid)
     for (const auto& f : forms)
       benchmark::RegisterBenchmark(f.first, BM_stencil, f.second)
           ->Arg(side)
           ->ArgName("grid")
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond);
+  }
+  for (std::int64_t side : {256, 512}) {
+    if (side > 256 && !device) continue;
+    for (bool expression : {true, false})
+      benchmark::RegisterBenchmark(expression ? "BM_stencil3d_fused_swap" : "BM_stencil3d_kokkos_mdrange", BM_stencil3d,
+                                   expression)
+          ->Arg(side)
+          ->ArgName("grid")
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
+  }
   return true;
 }();
 

@@ -98,15 +98,16 @@ void BM_copy_view(benchmark::State& state) {
   state.counters["elements_per_rank"] = static_cast<double>(comm.allreduce(len, spmd::Op::max));
 }
 
-// 2^20 (three arrays of 8 MiB: they fit a 32 MiB L3 at one rank), 2^22, 2^24, 2^25 elements.
+// 1000 elements (latency), 2^20 (three arrays of 8 MiB: they fit a 32 MiB L3 at one rank), 2^22, 2^24, 2^25 elements.
 // Registered size by size, array then view, so the two variants of one size run back to back
 // and drift of the machine between them stays small.
 const bool registered = [] {
   // On a GPU also 2^27 (3 GiB in three arrays, far beyond any L2).
   const bool device = !spmd::impl::host_accessible<Kokkos::DefaultExecutionSpace::memory_space>();
-  for (int e : {20, 22, 24, 25, 27}) {
+  // 1000 elements first: the latency of one fused assignment (launch + kernel + fence).
+  for (int e : {0, 20, 22, 24, 25, 27}) {
     if (e == 27 && !device) continue;
-    const std::int64_t n = std::int64_t(1) << e;
+    const std::int64_t n = e == 0 ? 1000 : std::int64_t(1) << e;
     benchmark::RegisterBenchmark("BM_triad_array", BM_triad_array)
         ->Arg(n)
         ->ArgName("n")

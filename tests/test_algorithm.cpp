@@ -126,15 +126,16 @@ void TransformOnContiguousBlocks() {
   }
 }
 
-// The device form of the kernel layer (one work item per point) run on the host, for lengths
+// The device forms of the kernel layer (one or several points per work item) run on the host, for lengths
 // around the host chunk's multiples and small ones; the row form is covered by the tests above.
 struct Affine {
   KOKKOS_INLINE_FUNCTION double operator()(double a, double b) const { return 2.0 * a - b; }
 };
 void DeviceFormCoversEveryElement() {
   spmd::testing::KnobsGuard guard;
-  for (const bool points : {false, true}) {
-    spmd::testing::knobs().point_items = points;
+  for (const int form : {0, 1, 2}) {  // rows; one point per item; several points per item
+    spmd::testing::knobs().point_items = form > 0;
+    spmd::testing::knobs().multi_points = form == 2 ? 1 : 0;
     for (const spmd::index_t n : {1, 3, 4, 5, 11, 4095, 4097}) {
       auto a = spmd::zeros<double>(world(), {n}), b = spmd::zeros<double>(world(), {n});
       auto out = spmd::full<double>(world(), {n}, -99.0);

@@ -574,6 +574,11 @@ TEST(Expr, DeviceFormOfTheKernels) {
   halo_reads_after_exchange();
   reductions();
   three_and_four_dimensions();
+  // several points per work item (a GPU's form for large boxes), on every box however small
+  spmd::testing::knobs().multi_points = 1;
+  halo_reads_after_exchange();
+  reductions();
+  three_and_four_dimensions();
 }
 
 TEST(Expr, RanksOwningNothing) {

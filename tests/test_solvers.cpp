@@ -258,6 +258,18 @@ TEST(Solvers, LaplacianMatchesSerialStencil) {
   check_apply<2>({4, 5}, {p, 1}, sv::Exchange::overlapped);  // blocks one or two rows thick
 }
 
+TEST(Solvers, LaplacianDeviceFormsOfTheKernels) {
+  // the GPU's forms on the host: one point per work item, then several (every box)
+  spmd::testing::KnobsGuard guard;
+  spmd::testing::knobs().point_items = true;
+  for (const spmd::index_t multi : {0, 1}) {
+    spmd::testing::knobs().multi_points = multi;
+    check_apply<2>({13, 9}, {0, 0}, sv::Exchange::overlapped);
+    check_apply<3>({7, 6, 5}, {0, 0, 0}, sv::Exchange::blocking);
+    check_apply<1>({11}, {0}, sv::Exchange::overlapped);
+  }
+}
+
 TEST(Solvers, LaplacianArgumentErrors) {
   const sv::Laplacian<double, 2> L(grid_dist<2>({8, 6}, {0, 0}));
   auto x = L.make_vector("x");

@@ -155,7 +155,7 @@ void transform(const Exec& exec, const Array<T, N, M>& out, const F& f, const In
            impl::make_dtuple(static_cast<const typename In::value_type*>(inputs.local_with_halo().data())...), n,
            quarter};
     const Kokkos::Array<index_t, 1> items{{quarter > 0 ? quarter : n}};
-    impl::for_box(exec, "spmd::algorithm::transform", impl::BoxItems<1>::template make<Exec>(items), k);
+    impl::for_box(exec, "spmd::algorithm::transform", impl::BoxItems<1>::template make<Exec>(items, false), k);
     return;
   }
   using Ins = impl::DTuple<decltype(inputs.owned_access())...>;

@@ -46,7 +46,9 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$k
   -DCMAKE_PREFIX_PATH="$kokkos;$deps" -DSPMD_ENABLE_NCCL=ON -DSPMD_ENABLE_TESTS=ON -DSPMD_ENABLE_APPS=ON -DSPMD_ENABLE_HDF5=OFF \
   -DSPMD_ENABLE_BENCHMARKS=ON -DSPMD_PYTHON="$(command -v python3)" -DMPIEXEC_PREFLAGS="--bind-to;none" > "$out/configure.log" 2>&1 ||
   { log "configure failed"; tail -30 "$out/configure.log"; exit 1; }
-cmake --build "$build" -j "$jobs" > "$out/build.log" 2>&1 || { log "build failed"; grep -m20 -E "error" "$out/build.log"; exit 1; }
+# SPMD_GPU_TARGETS: build only these targets (e.g. the benchmarks and apps for a bench run).
+# shellcheck disable=SC2086
+cmake --build "$build" -j "$jobs" ${SPMD_GPU_TARGETS:+--target $SPMD_GPU_TARGETS} > "$out/build.log" 2>&1 || { log "build failed"; grep -m20 -E "error" "$out/build.log"; exit 1; }
 log "built spmdarray (CUDA + NCCL) in $(( $(date +%s) - t0 )) s"
 
 if [[ "$mode" == all || "$mode" == test ]]; then
@@ -69,8 +71,9 @@ fi
 
 if [[ "$mode" == all || "$mode" == bench ]]; then
   b="$build/perf"
-  # A subset, e.g. SPMD_GPU_BENCHES="triad cg"; "apps" runs stencil, cfd and cg_solver at GPU sizes.
-  benches=${SPMD_GPU_BENCHES:-triad reduce halo sparse cg stencil apps}
+  # A subset, e.g. SPMD_GPU_BENCHES="triad cg"; "apps" runs stencil, cfd and cg_solver at GPU sizes;
+  # "cupy" runs the CuPy peers (perf/peers/cupy_peers.py) in the same run, for ratios.
+  benches=${SPMD_GPU_BENCHES:-triad reduce halo sparse cg stencil apps cupy}
   reps=${SPMD_GPU_REPS:-5}
   common=(--benchmark_repetitions=$reps --benchmark_report_aggregates_only=true --benchmark_out_format=json)
   bench() {  # bench NAME JSON [args...]: one benchmark program, its log and JSON under OUT
@@ -110,6 +113,12 @@ if [[ "$mode" == all || "$mode" == bench ]]; then
       run_np "$a/"$app --json "$out/app_${tag}_np$np.json" > "$out/app-$tag.log" 2>&1 || log "app $app: exit $?"
       log "app $app (np $np): $(grep -m3 -E 'points/s|ms/iteration|check' "$out/app-$tag.log" | tr '\n' ' ')"
     done
+  fi
+  if has cupy; then
+    t0=$(date +%s)
+    python3 "$root/perf/peers/cupy_peers.py" --repeat "$reps" --json "$out/cupy.json" > "$out/cupy.log" 2>&1 ||
+      log "cupy peers failed (exit $?): $(tail -3 "$out/cupy.log" | tr '\n' ' ')"
+    log "cupy peers done in $(( $(date +%s) - t0 )) s"
   fi
   log "benchmarks done"
 fi

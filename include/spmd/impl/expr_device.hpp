@@ -7,6 +7,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <type_traits>
+#include <utility>
 
 #include "spmd/impl/kernels.hpp"
 #include "spmd/types.hpp"
@@ -127,6 +128,16 @@ struct AssignRows {
     const auto in = src.template row<Contig>(k);
     using T = std::remove_reference_t<decltype(out(0))>;
     for (index_t i = lo; i < hi; ++i) out(i) = static_cast<T>(in(i));
+  }
+  // Two-phase form (see impl::TwoPhase): a device item evaluates all its points, then stores.
+  using point_value = std::remove_cv_t<std::remove_reference_t<decltype(std::declval<const Dst&>().template row<Contig>(
+      std::declval<const Kokkos::Array<index_t, M>&>())(index_t{}))>>;
+  KOKKOS_FORCEINLINE_FUNCTION point_value eval(const Kokkos::Array<index_t, M>& k, const index_t i) const {
+    return static_cast<point_value>(src.template row<Contig>(k)(i));
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void store(const Kokkos::Array<index_t, M>& k, const index_t i,
+                                         const point_value v) const {
+    dst.template row<Contig>(k)(i) = v;
   }
 };
 

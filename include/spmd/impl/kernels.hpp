@@ -13,7 +13,13 @@
 //                           a row: coalesced); the item's index is split with 32-bit arithmetic
 //                           when the box has fewer than 2^32 points (a GPU divides 64-bit
 //                           integers in software, which would cost more than the point's memory
-//                           traffic).
+//                           traffic). Large boxes take several points per item, a stride of
+//                           count() apart (still coalesced: consecutive threads, consecutive
+//                           points): a quarter of the threads and blocks to schedule, and a body
+//                           that can evaluate apart from storing (eval/store, see TwoPhase) loads
+//                           all its points before it stores any, so each thread keeps several
+//                           loads in flight. A plain Kokkos range kernel of one point per thread
+//                           reached 86% of the copy bandwidth on an H100; four per thread, 99%.
 // Bodies:
 //   loops       body(k, lo, hi)        k: the row (k[M-1] = 0), [lo, hi) along the last axis
 //   reductions  body(k, lo, hi, acc)   acc: a local partial result, folded by a Rule
@@ -23,6 +29,7 @@
 
 #include <array>
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 
 #include "spmd/impl/ndrange.hpp"
@@ -39,40 +46,56 @@ constexpr index_t host_chunk = 4096;
 template <int M>
 struct BoxItems {
   static_assert(M >= 1, "spmd::impl::BoxItems: needs at least one axis");
-  Kokkos::Array<index_t, M> ext;
-  index_t chunks;  // host: chunks per row; 0: one item per point
-  index_t chunk;
-  bool narrow;  // one item per point, split with 32-bit unsigned arithmetic
+  /// Points one device item covers in a large box (see the file comment). (16 was tried on an
+  /// H100 as well: the kernels' register count rose for every form, and reductions, which
+  /// Kokkos 3.4 launches with at most 256 blocks of 256 threads, did not get faster.)
+  static constexpr int per_item = 4;
+  /// Boxes of at least this many points take several points per device item.
+  static constexpr index_t multi_min = index_t(1) << 18;
 
-  /// Items over extents `e` for execution space Exec. Local.
+  Kokkos::Array<index_t, M> ext;
+  index_t chunks;  // host: chunks per row; 0: points
+  index_t chunk;
+  index_t points;  // points in the box
+  index_t step;    // > 0: per_item points per item, `step` (= count()) apart; 0: one point per item
+  bool narrow;     // points split with 32-bit unsigned arithmetic
+
+  /// Items over extents `e` for execution space Exec; `multi`: allow several points per device
+  /// item (a body that already covers several points itself passes false). Local.
   template <class Exec, class Extents>
-  static BoxItems make(const Extents& e) {
+  static BoxItems make(const Extents& e, const bool multi = true) {
     BoxItems it{};
-    for (int d = 0; d < M; ++d) it.ext[d] = e[d] > 0 ? static_cast<index_t>(e[d]) : 0;
+    it.points = 1;
+    for (int d = 0; d < M; ++d) {
+      it.ext[d] = e[d] > 0 ? static_cast<index_t>(e[d]) : 0;
+      it.points *= it.ext[d];
+    }
     it.chunk = 1;
     if (host_accessible<typename Exec::memory_space>() && !testing::knobs().point_items) {
       const index_t n = it.ext[M - 1];
       it.chunk = n < host_chunk ? (n > 0 ? n : 1) : host_chunk;
       it.chunks = (n + it.chunk - 1) / it.chunk;
+    } else if (multi && it.points >= (testing::knobs().multi_points > 0 ? testing::knobs().multi_points : multi_min)) {
+      it.step = (it.points + per_item - 1) / per_item;
     }
-    it.narrow = it.chunks == 0 && it.count() <= static_cast<index_t>(0xffffffffu);
+    it.narrow = it.chunks == 0 && it.points <= static_cast<index_t>(0xffffffffu);
     return it;
   }
   /// Number of work items (0 for an empty box). Local.
   index_t count() const {
+    if (step > 0) return step;
     index_t c = chunks > 0 ? chunks : ext[M - 1];
     for (int d = 0; d < M - 1; ++d) c *= ext[d];
     return c;
   }
-  /// Item t's row (k with k[M-1] = 0) and its range [lo, hi) along the last axis.
-  KOKKOS_FORCEINLINE_FUNCTION void split(index_t t, Kokkos::Array<index_t, M>& k, index_t& lo, index_t& hi) const {
+  /// The row (k with k[M-1] = 0) and the position i along the last axis of point p (row-major).
+  KOKKOS_FORCEINLINE_FUNCTION void point(index_t p, Kokkos::Array<index_t, M>& k, index_t& i) const {
     k[M - 1] = 0;
     if (narrow) {
-      unsigned u = static_cast<unsigned>(t);
+      unsigned u = static_cast<unsigned>(p);
       const unsigned n = static_cast<unsigned>(ext[M - 1]);
-      lo = u % n;
+      i = u % n;
       u /= n;
-      hi = lo + 1;
       for (int d = M - 2; d >= 0; --d) {
         const unsigned e = static_cast<unsigned>(ext[d]);
         k[d] = u % e;
@@ -80,22 +103,39 @@ struct BoxItems {
       }
       return;
     }
-    if (chunks > 0) {
-      const index_t c = t % chunks;
-      t /= chunks;
-      lo = c * chunk;
-      hi = lo + chunk < ext[M - 1] ? lo + chunk : ext[M - 1];
-    } else {
-      lo = t % ext[M - 1];
-      t /= ext[M - 1];
-      hi = lo + 1;
+    i = p % ext[M - 1];
+    p /= ext[M - 1];
+    for (int d = M - 2; d >= 0; --d) {
+      k[d] = p % ext[d];
+      p /= ext[d];
     }
+  }
+  /// Item t's row (k with k[M-1] = 0) and its range [lo, hi) along the last axis (items of one
+  /// point or one host chunk; step == 0).
+  KOKKOS_FORCEINLINE_FUNCTION void split(index_t t, Kokkos::Array<index_t, M>& k, index_t& lo, index_t& hi) const {
+    if (chunks == 0) {
+      point(t, k, lo);
+      hi = lo + 1;
+      return;
+    }
+    k[M - 1] = 0;
+    const index_t c = t % chunks;
+    t /= chunks;
+    lo = c * chunk;
+    hi = lo + chunk < ext[M - 1] ? lo + chunk : ext[M - 1];
     for (int d = M - 2; d >= 0; --d) {
       k[d] = t % ext[d];
       t /= ext[d];
     }
   }
 };
+
+/// Whether a loop body can evaluate a point apart from storing it: eval(k, i) returns the value,
+/// store(k, i, v) writes it (then a device item loads all its points before it stores any).
+template <class Body, class = void>
+struct TwoPhase : std::false_type {};
+template <class Body>
+struct TwoPhase<Body, std::void_t<typename Body::point_value>> : std::true_type {};
 
 template <class Exec>
 using ItemPolicy = Kokkos::RangePolicy<Exec, Kokkos::IndexType<index_t>>;
@@ -107,10 +147,42 @@ struct ForItems {
   Body body;
   BoxItems<M> items;
   KOKKOS_INLINE_FUNCTION void operator()(const index_t t) const {
-    Kokkos::Array<index_t, M> k;
-    index_t lo, hi;
-    items.split(t, k, lo, hi);
-    body(k, lo, hi);
+    if (items.step == 0) {
+      Kokkos::Array<index_t, M> k;
+      index_t lo, hi;
+      items.split(t, k, lo, hi);
+      body(k, lo, hi);
+    } else {
+      points<BoxItems<M>::per_item>(t);
+    }
+  }
+  /// Item t's P points t + u * step; all of them loaded before any is stored (TwoPhase bodies).
+  template <int P>
+  KOKKOS_INLINE_FUNCTION void points(const index_t t) const {
+    if constexpr (TwoPhase<Body>::value) {
+      Kokkos::Array<index_t, M> k[P] = {};
+      index_t i[P] = {};
+      typename Body::point_value v[P] = {};
+      for (int u = 0; u < P; ++u) {
+        const index_t p = t + u * items.step;
+        if (p < items.points) {
+          items.point(p, k[u], i[u]);
+          v[u] = body.eval(k[u], i[u]);
+        }
+      }
+      for (int u = 0; u < P; ++u)
+        if (t + u * items.step < items.points) body.store(k[u], i[u], v[u]);
+    } else {
+      for (int u = 0; u < P; ++u) {
+        const index_t p = t + u * items.step;
+        if (p < items.points) {
+          Kokkos::Array<index_t, M> k;
+          index_t i;
+          items.point(p, k, i);
+          body(k, i, i + 1);
+        }
+      }
+    }
   }
 };
 
@@ -197,13 +269,29 @@ struct ReduceItems {
   KOKKOS_INLINE_FUNCTION void join(value_type& a, const value_type& b) const { R::join(a, b); }
   KOKKOS_INLINE_FUNCTION void join(volatile value_type& a, const volatile value_type& b) const { R::join(a, b); }
   KOKKOS_INLINE_FUNCTION void operator()(const index_t t, value_type& v) const {
-    Kokkos::Array<index_t, M> k;
-    index_t lo, hi;
-    items.split(t, k, lo, hi);
     value_type local;  // the item's partial result in locals (see the file comment)
     R::init(local);
-    body(k, lo, hi, local);
+    if (items.step == 0) {
+      Kokkos::Array<index_t, M> k;
+      index_t lo, hi;
+      items.split(t, k, lo, hi);
+      body(k, lo, hi, local);
+    } else {
+      points<BoxItems<M>::per_item>(t, local);
+    }
     R::join(v, local);
+  }
+  template <int P>
+  KOKKOS_INLINE_FUNCTION void points(const index_t t, value_type& local) const {
+    for (int u = 0; u < P; ++u) {
+      const index_t p = t + u * items.step;
+      if (p < items.points) {
+        Kokkos::Array<index_t, M> k;
+        index_t i;
+        items.point(p, k, i);
+        body(k, i, i + 1, local);
+      }
+    }
   }
 };
 

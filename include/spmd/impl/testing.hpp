@@ -20,6 +20,10 @@ struct Knobs {
   /// Communication engine: box copies as one flat launch over all segments (the device form)
   /// instead of one strided loop per segment on host spaces.
   bool flat_copies = false;
+  /// Kernel layer, device form: boxes of at least this many points (> 0) take several points per
+  /// work item (0: the library's threshold, impl::BoxItems::multi_min), so small test arrays
+  /// cover that form too.
+  index_t multi_points = 0;
 };
 
 /// The process-wide switches (all off by default). Local.

@@ -67,6 +67,22 @@ struct LaplaceRows {
       yr[j] = T(2 * N) * xr[j] - nb;
     }
   }
+  // Two-phase form (spmd::impl::TwoPhase): a device item loads all its points before it stores.
+  using point_value = T;
+  KOKKOS_INLINE_FUNCTION index_t at(const Kokkos::Array<index_t, N>& k, const index_t j) const {
+    index_t off = lo[N - 1] + j;
+    for (int a = 0; a < N - 1; ++a) off += (k[a] + lo[a]) * stride[a];
+    return off;
+  }
+  KOKKOS_INLINE_FUNCTION T eval(const Kokkos::Array<index_t, N>& k, const index_t j) const {
+    const T* xr = x + at(k, j);
+    T nb = T(0);
+    for (int a = 0; a < N; ++a) nb += xr[-stride[a]] + xr[stride[a]];
+    return T(2 * N) * xr[0] - nb;
+  }
+  KOKKOS_INLINE_FUNCTION void store(const Kokkos::Array<index_t, N>& k, const index_t j, const T v) const {
+    y[at(k, j)] = v;
+  }
 };
 
 /// y = A x on the shell of the owned block (the points with a neighbour outside it), one work

@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""The CuPy peers of the one-GPU benchmarks (docs/performance.md, GPU section): what a CuPy user
+gets on the same GPU, written as a CuPy user would, timed in the same run as spmdarray's
+benchmarks so that ratios are read from one run.
+
+Measures (each the median of --repeat timed runs; device time between CUDA events unless noted):
+  copy      a[...] = b over 2^27 doubles: the device-to-device bandwidth (16 B per element)
+  stencil   cuNumeric's stencil (examples/stencil.py) on an (n+2)^2 grid, three ways:
+              numpy      the NumPy program on CuPy: one kernel and one temporary per operator
+              fused      one hand-fused ElementwiseKernel into a second grid, then swap
+                         (the double buffer; 16 B per interior point)
+              inplace    NumPy semantics in place: the fused kernel into a temporary, then
+                         center[...] = temporary (the copy back)
+  stencil3d the 3-D 7-point update hand-fused into a second grid, then swap
+  cfd       CFD Python step 12 (perf/peers/numpy_cfd.py) run on CuPy: grid-point-steps per second
+  cg        cupyx.scipy.sparse.linalg.cg on the 2-D 5-point Poisson CSR matrix: ms per iteration,
+            from the difference of two iteration counts (the set-up cancels)
+  latency   host-timed (perf_counter around call + synchronize): float(cp.dot(x, x)),
+            float(x.sum()), float(cp.linalg.norm(x)), a fused elementwise assignment over 1000
+            elements, one hand-fused stencil iteration at 1024^2
+
+usage: cupy_peers.py [--only copy,stencil,...] [--sizes 4096,8192,16384] [--json FILE]
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import cupy as cp
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def device_time(fn, reps, warm=2):
+    """Median seconds of fn() over reps runs, timed with CUDA events on the current stream."""
+    for _ in range(warm):
+        fn()
+    cp.cuda.Device().synchronize()
+    times = []
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    for _ in range(reps):
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop) * 1e-3)
+    return statistics.median(times)
+
+
+def host_time(fn, reps, warm=20):
+    """Median seconds of fn() + synchronize, timed on the host (what a user waits)."""
+    for _ in range(warm):
+        fn()
+    cp.cuda.Device().synchronize()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        cp.cuda.Device().synchronize()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def copy_bandwidth(reps):
+    n = 1 << 27
+    a, b = cp.empty(n), cp.ones(n)
+
+    def run():
+        a[...] = b
+
+    t = device_time(run, reps)
+    return {"n": n, "seconds": t, "GB/s": 16.0 * n / t * 1e-9}
+
+
+def stencil_grid(n):
+    g = cp.zeros((n + 2, n + 2))
+    g[:, 0] = -273.15
+    g[:, -1] = -273.15
+    g[-1, :] = -273.15
+    g[0, :] = 40.0
+    return g
+
+
+FUSED5 = cp.ElementwiseKernel("T c, T n, T e, T w, T s", "T out", "out = 0.2 * (c + n + e + w + s)",
+                              "peer_stencil5")
+FUSED7 = cp.ElementwiseKernel("T c, T xl, T xh, T yl, T yh, T zl, T zh, T w", "T out",
+                              "out = w * (c + xl + xh + yl + yh + zl + zh)", "peer_stencil7")
+
+
+def views(g):
+    return g[1:-1, 1:-1], g[0:-2, 1:-1], g[1:-1, 2:], g[1:-1, 0:-2], g[2:, 1:-1]
+
+
+def stencil(n, reps, iters=10):
+    """Interior points per second of the three forms at an (n+2)^2 grid (n interior points per axis)."""
+    out = {"n": n + 2, "interior_points": n * n}
+
+    g = stencil_grid(n)
+    c, no, e, w, s = views(g)
+
+    def numpy_form():  # cuNumeric's program, unchanged
+        for _ in range(iters):
+            average = c + no + e + w + s
+            work = 0.2 * average
+            c[...] = work
+
+    out["numpy"] = n * n * iters / device_time(numpy_form, reps, 1)
+
+    state = {"a": stencil_grid(n), "b": stencil_grid(n)}
+
+    def fused_form():
+        for _ in range(iters):
+            a, b = state["a"], state["b"]
+            FUSED5(*views(a), b[1:-1, 1:-1])
+            state["a"], state["b"] = b, a
+
+    out["fused"] = n * n * iters / device_time(fused_form, reps, 1)
+
+    g2 = stencil_grid(n)
+    v2 = views(g2)
+
+    def inplace_form():
+        for _ in range(iters):
+            tmp = FUSED5(*v2)
+            v2[0][...] = tmp
+
+    out["inplace"] = n * n * iters / device_time(inplace_form, reps, 1)
+    for k in ("numpy", "fused", "inplace"):
+        out[k + "_GB/s"] = out[k] * 16e-9
+    # The check value of apps/stencil for the in-place form is the grid's sum; kept for sanity.
+    out["check_inplace"] = float(g2.sum())
+    del g, g2, state
+    cp.get_default_memory_pool().free_all_blocks()
+    return out
+
+
+def stencil3d(side, reps, iters=10):
+    a, b = cp.zeros((side,) * 3), cp.zeros((side,) * 3)
+    a[0], b[0] = 1.0, 1.0
+    state = {"a": a, "b": b}
+    IN, LO, HI = slice(1, -1), slice(0, -2), slice(2, None)
+
+    def run():
+        for _ in range(iters):
+            u, v = state["a"], state["b"]
+            FUSED7(u[IN, IN, IN], u[LO, IN, IN], u[HI, IN, IN], u[IN, LO, IN], u[IN, HI, IN], u[IN, IN, LO],
+                   u[IN, IN, HI], 1.0 / 7.0, v[IN, IN, IN])
+            state["a"], state["b"] = v, u
+
+    pts = (side - 2) ** 3
+    rate = pts * iters / device_time(run, reps, 1)
+    del a, b, state
+    cp.get_default_memory_pool().free_all_blocks()
+    return {"side": side, "points/s": rate, "GB/s": rate * 16e-9}
+
+
+def cfd(nx, steps, nit, reps):
+    import numpy_cfd  # the NumPy program, run unchanged on CuPy
+
+    numpy_cfd.np = cp
+    k = numpy_cfd.Physics(nx, nx)
+    rates = []
+    for _ in range(reps):
+        u, v, p = numpy_cfd.initialize(nx, nx)
+        p = numpy_cfd.step(k, u, v, p, nit)
+        cp.cuda.Device().synchronize()
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            p = numpy_cfd.step(k, u, v, p, nit)
+        cp.cuda.Device().synchronize()
+        rates.append(nx * nx * steps / (time.perf_counter() - t0))
+    return {"nx": nx, "ny": nx, "nit": nit, "steps": steps, "points/s": statistics.median(rates),
+            "sum_u": float(u.sum()), "sum_v": float(v.sum()), "sum_p": float(p.sum())}
+
+
+def poisson2d(n):
+    import cupyx.scipy.sparse as sp
+
+    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n), format="csr")
+    i = sp.identity(n, format="csr")
+    return (sp.kron(i, t) + sp.kron(t, i)).tocsr()
+
+
+def cg(n, reps, iters=(100, 300)):
+    import cupyx.scipy.sparse.linalg as spl
+
+    a = poisson2d(n)
+    b = cp.ones(a.shape[0])
+
+    def solve(k):
+        try:
+            return spl.cg(a, b, rtol=1e-30, atol=0.0, maxiter=k)
+        except TypeError:  # older CuPy: tol instead of rtol
+            return spl.cg(a, b, tol=1e-30, atol=0.0, maxiter=k)
+
+    t = [host_time(lambda: solve(k), reps, 1) for k in iters]
+    per_iter = (t[1] - t[0]) / (iters[1] - iters[0])
+    rows = a.shape[0]
+    out = {"n": n, "rows": rows, "nnz": int(a.nnz), "ms_per_iteration": per_iter * 1e3,
+           "GB/s_176B_per_row": 176.0 * rows / per_iter * 1e-9}
+    del a, b
+    cp.get_default_memory_pool().free_all_blocks()
+    return out
+
+
+def latency(reps):
+    out = {}
+    for n in (1000, 1 << 18):
+        x = cp.ones(n)
+        out[f"dot_to_host_n{n}_us"] = host_time(lambda: float(cp.dot(x, x)), reps) * 1e6
+        out[f"sum_to_host_n{n}_us"] = host_time(lambda: float(x.sum()), reps) * 1e6
+        out[f"norm2_to_host_n{n}_us"] = host_time(lambda: float(cp.linalg.norm(x)), reps) * 1e6
+    a, b, c = cp.empty(1000), cp.ones(1000), cp.ones(1000)
+    triad = cp.ElementwiseKernel("T b, T c, T s", "T a", "a = b + s * c", "peer_triad")
+    out["fused_assign_n1000_us"] = host_time(lambda: triad(b, c, 3.0, a), reps) * 1e6
+    out["numpy_style_assign_n1000_us"] = host_time(lambda: a.__setitem__(Ellipsis, b + 3.0 * c), reps) * 1e6
+    g, h = stencil_grid(1022), stencil_grid(1022)
+    out["stencil_iteration_1024_us"] = host_time(lambda: FUSED5(*views(g), h[1:-1, 1:-1]), reps) * 1e6
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--only", default="copy,stencil,stencil3d,cfd,cg,latency")
+    p.add_argument("--sizes", default="4096,8192,16384", help="stencil grid sides (n + 2)")
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--json")
+    a = p.parse_args()
+    only = set(a.only.split(","))
+    dev = cp.cuda.runtime.getDeviceProperties(0)
+    res = {"peer": "cupy", "cupy": cp.__version__, "device": dev["name"].decode(), "repeat": a.repeat}
+
+    def report(key, value):
+        res[key] = value
+        print(f"cupy {key}: {json.dumps(value)}", flush=True)
+
+    if "copy" in only:
+        report("copy", copy_bandwidth(a.repeat))
+    if "stencil" in only:
+        report("stencil", [stencil(int(s) - 2, a.repeat) for s in a.sizes.split(",")])
+    if "stencil3d" in only:
+        report("stencil3d", [stencil3d(s, a.repeat) for s in (256, 512)])
+    if "cfd" in only:
+        report("cfd", cfd(4096, 10, 50, 3))
+    if "cg" in only:
+        report("cg", [cg(1024, a.repeat), cg(4096, 3)])
+    if "latency" in only:
+        report("latency", latency(200))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
