@@ -110,6 +110,20 @@ struct BoxItems {
       p /= ext[d];
     }
   }
+  /// f(k, i) for each of item t's points t + u * step (u < P, inside the box): several points
+  /// per item.
+  template <int P, class F>
+  KOKKOS_FORCEINLINE_FUNCTION void each(const index_t t, const F& f) const {
+    for (int u = 0; u < P; ++u) {
+      const index_t p = t + u * step;
+      if (p < points) {
+        Kokkos::Array<index_t, M> k;
+        index_t i;
+        point(p, k, i);
+        f(k, i);
+      }
+    }
+  }
   /// Item t's row (k with k[M-1] = 0) and its range [lo, hi) along the last axis (items of one
   /// point or one host chunk; step == 0).
   KOKKOS_FORCEINLINE_FUNCTION void split(index_t t, Kokkos::Array<index_t, M>& k, index_t& lo, index_t& hi) const {
@@ -173,15 +187,7 @@ struct ForItems {
       for (int u = 0; u < P; ++u)
         if (t + u * items.step < items.points) body.store(k[u], i[u], v[u]);
     } else {
-      for (int u = 0; u < P; ++u) {
-        const index_t p = t + u * items.step;
-        if (p < items.points) {
-          Kokkos::Array<index_t, M> k;
-          index_t i;
-          items.point(p, k, i);
-          body(k, i, i + 1);
-        }
-      }
+      items.template each<P>(t, [&](const Kokkos::Array<index_t, M>& k, const index_t i) { body(k, i, i + 1); });
     }
   }
 };
@@ -283,15 +289,7 @@ struct ReduceItems {
   }
   template <int P>
   KOKKOS_INLINE_FUNCTION void points(const index_t t, value_type& local) const {
-    for (int u = 0; u < P; ++u) {
-      const index_t p = t + u * items.step;
-      if (p < items.points) {
-        Kokkos::Array<index_t, M> k;
-        index_t i;
-        items.point(p, k, i);
-        body(k, i, i + 1, local);
-      }
-    }
+    items.template each<P>(t, [&](const Kokkos::Array<index_t, M>& k, const index_t i) { body(k, i, i + 1, local); });
   }
 };
 
