@@ -24,7 +24,7 @@ log() { printf '[spmd setup] %s\n' "$*" >&2; }
 # ---------------------------------------------------------------------------------------------
 pkgs=(build-essential cmake pkg-config mpich libmpich-dev libhdf5-mpich-dev hdf5-tools
       libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
-      python3-numpy python3-h5py python3-matplotlib dpkg-dev clang-format)
+      python3-numpy python3-h5py python3-matplotlib dpkg-dev clang-format doxygen)
 if [[ "${SPMD_SKIP_APT:-0}" != 1 ]]; then
   missing=()
   for p in "${pkgs[@]}"; do

@@ -134,6 +134,9 @@ void nccl_exchange(const Comm& comm, void* stream, const P2P* sends, int nsends,
 }
 
 void nccl_allreduce(const Comm& comm, void* stream, void* data, std::size_t count, Kind kind, Op op) {
+  const Region region("spmd::comm::nccl_allreduce");
+  const bool wide = kind == Kind::i64 || kind == Kind::u64 || kind == Kind::f64;
+  profiling::count_collective(count * (wide ? 8 : 4));
   auto c = static_cast<ncclComm_t>(nccl_comm(comm));
   check_nccl(ncclAllReduce(data, data, count, nccl_type(kind), nccl_op(op), c, static_cast<cudaStream_t>(stream)),
              "ncclAllReduce");

@@ -46,6 +46,7 @@ void Request::complete_quietly() noexcept {
 
 void Request::wait() {
   if (request_ == MPI_REQUEST_NULL) return;
+  const impl::Region region("spmd::comm::wait");
   SPMD_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE), where_);
 }
 
@@ -85,10 +86,13 @@ Comm::Comm(MPI_Comm owned, Adopt) : state_(std::make_shared<State>()) {
 }
 
 void Comm::barrier() const {
+  const impl::Region region("spmd::comm::barrier");
+  impl::profiling::count_collective(0);
   SPMD_MPI_CHECK(MPI_Barrier(raw()), "spmd::Comm::barrier");
 }
 
 void Comm::check(bool ok, const std::string& message) const {
+  const impl::Region region("spmd::comm::check");
   const int first_bad = allreduce(ok ? size() : rank(), Op::min);
   if (first_bad == size()) return;
   std::string text = rank() == first_bad ? message : std::string();

@@ -2,6 +2,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "spmd/impl/profiling.hpp"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -67,16 +69,21 @@ bool env_true(const char* name) {
 Runtime::Runtime(int& argc, char**& argv) {
   std::set_terminate(terminate_handler);
 
-  // Take our options out of argv.
+  // Take our options out of argv. A bad --spmd-* option is agreed on below, once MPI is up, so
+  // that every rank throws the same error even when the ranks were given different arguments.
   bool share_gpus = env_true("SPMD_SHARE_GPUS");
+  bool log_view = env_true("SPMD_LOG_VIEW");
+  std::string bad;
   {
     int out = 1;
     for (int i = 1; i < argc; ++i) {
       if (std::strcmp(argv[i], "--spmd-share-gpus") == 0)
         share_gpus = true;
+      else if (std::strcmp(argv[i], "--spmd-log-view") == 0)
+        log_view = true;
       else if (std::strncmp(argv[i], "--spmd-", 7) == 0) {
-        // Unknown --spmd- options are an error on every rank alike (all ranks share argv).
-        throw Error(impl::str("spmd::Runtime: unknown option '", argv[i], "'; known: --spmd-share-gpus"), true);
+        if (bad.empty())
+          bad = impl::str("spmd::Runtime: unknown option '", argv[i], "'; known: --spmd-share-gpus, --spmd-log-view");
       } else {
         argv[out++] = argv[i];
       }
@@ -93,6 +100,9 @@ Runtime::Runtime(int& argc, char**& argv) {
     owns_mpi_ = true;
   }
   world_.emplace(MPI_COMM_WORLD);
+  world_->check(bad.empty(), bad);
+  // One rank's option (or environment) switches the summary on for all: it is gathered collectively.
+  log_view_ = world_->allreduce(log_view ? 1 : 0, Op::max) == 1;
 
   // One GPU per node-local rank.
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -124,9 +134,34 @@ Runtime::Runtime(int& argc, char**& argv) {
     if (std::strncmp(argv[i], "--kokkos-", 9) != 0) argv[out++] = argv[i];
   argc = out;
   argv[argc] = nullptr;
+  if (log_view_) {
+    impl::profiling::reset();
+    impl::profiling::set_recording(true);
+  }
+}
+
+void Runtime::print_log_view() const noexcept {
+  try {
+    const Comm& comm = *world_;
+    const auto rows = impl::profiling::gather(comm.raw());
+    const double t = impl::profiling::elapsed();
+    const double tmax = comm.allreduce(t, Op::max), tmin = comm.allreduce(t, Op::min);
+    if (comm.rank() == 0) {
+      const std::string text = impl::profiling::format(rows, comm.size(), tmin, tmax);
+      std::fputs(text.c_str(), stdout);
+      std::fflush(stdout);
+    }
+  } catch (const std::exception& e) {  // a destructor cannot throw: say what was lost
+    std::fprintf(stderr, "spmd: --spmd-log-view: no summary: %s\n", e.what());
+  }
 }
 
 Runtime::~Runtime() {
+  if (log_view_ && world_) {
+    impl::profiling::set_recording(false);
+    // Not while an exception unwinds: the other ranks may not be here to gather.
+    if (std::uncaught_exceptions() == 0) print_log_view();
+  }
   world_.reset();
   if (Kokkos::is_initialized()) Kokkos::finalize();
   int finalized = 0;

@@ -70,6 +70,7 @@
 #include "checkpoint_options.hpp"
 #include "report.hpp"
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -93,18 +94,39 @@ struct Physics {
 };
 
 /// Columns c and their x-neighbours w (west) and e (east): slices for the interior, integers for
-/// one periodic boundary column.
+/// one periodic boundary column; `set` numbers the three sets (0: interior, 1: x = 2, 2: x = 0).
 template <class Col>
 struct Columns {
   Col c, w, e;
+  int set;
 };
 
 /// f(columns) for the interior columns, x = 2 (-1) and x = 0 (0), in the NumPy original's order.
 template <class F>
 void for_each_column_set(const F& f) {
-  f(Columns<spmd::Slice>{slice(1, -1), slice(0, -2), slice(2, none)});
-  f(Columns<int>{-1, -2, 0});
-  f(Columns<int>{0, -1, 1});
+  f(Columns<spmd::Slice>{slice(1, -1), slice(0, -2), slice(2, none), 0});
+  f(Columns<int>{-1, -2, 0, 1});
+  f(Columns<int>{0, -1, 1, 2});
+}
+
+/// The kernel name of each statement (per column set), so that a profile (--spmd-log-view's
+/// regions, Kokkos Tools' kernel timer) tells the statements apart (docs/profiling.md).
+struct StatementNames {
+  std::array<spmd::Label, 3> b, p, u, v;
+  spmd::Label p_top, p_bottom, walls;
+  StatementNames() : p_top{"cfd::pressure_wall[y=2]"}, p_bottom{"cfd::pressure_wall[y=0]"}, walls{"cfd::walls"} {
+    const char* sets[3] = {"", "[x=2]", "[x=0]"};
+    for (int i = 0; i < 3; ++i) {
+      b[i] = spmd::label(std::string("cfd::build_up_b") + sets[i]);
+      p[i] = spmd::label(std::string("cfd::pressure") + sets[i]);
+      u[i] = spmd::label(std::string("cfd::u_momentum") + sets[i]);
+      v[i] = spmd::label(std::string("cfd::v_momentum") + sets[i]);
+    }
+  }
+};
+const StatementNames& names() {
+  static const StatementNames n;
+  return n;
 }
 
 /// NumPy's x**2 of an array: np.square, x * x.
@@ -166,15 +188,18 @@ void perturb(const Grid& u, const Grid& v, const double amplitude) {
   auto a = u.accessor();
   auto c = v.accessor();
   spmd::for_each(
-      u, KOKKOS_LAMBDA(spmd::index_t j, spmd::index_t i) {
+      u,
+      KOKKOS_LAMBDA(spmd::index_t j, spmd::index_t i) {
         a(j, i) = amplitude * static_cast<double>((3 * i + 5 * j) % 7 - 3) / 7.0;
         c(j, i) = amplitude * static_cast<double>((2 * i + 7 * j) % 5 - 2) / 5.0;
-      });
+      },
+      spmd::label("cfd::perturb"));
 }
 
 /// b = build_up_b(rho, dt, dx, dy, u, v); u and v halos exchanged. Collective.
 void build_up_b(State& s, const Physics& k) {
-  for_each_column_set([&](const auto& x) { s.b(in, x.c) = source_term(k, s.u, s.v, x); });
+  for_each_column_set(
+      [&](const auto& x) { spmd::assign(s.b(in, x.c), source_term(k, s.u, s.v, x), names().b[x.set]); });
 }
 
 /// nit pressure sweeps. Neighbour-collective.
@@ -182,10 +207,11 @@ void pressure_poisson_periodic(State& s, const Physics& k, int nit) {
   for (int q = 0; q < nit; ++q) {
     spmd::swap(s.p, s.pn);  // pn = p.copy(): p is rewritten below
     s.halo.exchange(s.pn);
-    for_each_column_set([&](const auto& x) { s.p(in, x.c) = pressure_update(k, s.pn, s.b, x); });
-    s.rows.exchange(s.p);         // rows -2 and 1 may live on other ranks than rows -1 and 0
-    s.p(-1, all) = s.p(-2, all);  // dp/dy = 0 at y = 2
-    s.p(0, all) = s.p(1, all);    // dp/dy = 0 at y = 0
+    for_each_column_set(
+        [&](const auto& x) { spmd::assign(s.p(in, x.c), pressure_update(k, s.pn, s.b, x), names().p[x.set]); });
+    s.rows.exchange(s.p);                                      // rows -2 and 1 may live on other ranks
+    spmd::assign(s.p(-1, all), s.p(-2, all), names().p_top);   // dp/dy = 0 at y = 2
+    spmd::assign(s.p(0, all), s.p(1, all), names().p_bottom);  // dp/dy = 0 at y = 0
   }
 }
 
@@ -199,13 +225,12 @@ void step(State& s, const Physics& k, int nit) {
   s.halo.exchange(s.p);
   const double kpx = k.dt / (2 * k.rho * k.dx), kpy = k.dt / (2 * k.rho * k.dy);
   for_each_column_set([&](const auto& x) {
-    s.u(in, x.c) = momentum(k, s.un, s.un, s.vn, x, kpx, s.p(in, x.e) - s.p(in, x.w)) + k.F * k.dt;
-    s.v(in, x.c) = momentum(k, s.vn, s.un, s.vn, x, kpy, s.p(hi, x.c) - s.p(lo, x.c));
+    spmd::assign(s.u(in, x.c), momentum(k, s.un, s.un, s.vn, x, kpx, s.p(in, x.e) - s.p(in, x.w)) + k.F * k.dt,
+                 names().u[x.set]);
+    spmd::assign(s.v(in, x.c), momentum(k, s.vn, s.un, s.vn, x, kpy, s.p(hi, x.c) - s.p(lo, x.c)), names().v[x.set]);
   });
-  s.u(0, all) = 0.0;  // walls
-  s.u(-1, all) = 0.0;
-  s.v(0, all) = 0.0;
-  s.v(-1, all) = 0.0;
+  for (const Grid* f : {&s.u, &s.v})  // walls
+    for (int row : {0, -1}) spmd::assign((*f)(row, all), 0.0, names().walls);
 }
 
 }  // namespace

@@ -173,7 +173,8 @@ class App {
                   "add the memory (RSS, peak RSS), open files and live communicators to the progress lines and the "
                   "JSON (max over ranks; a collective at each progress line)");
     cli_.footer(
-        "Kokkos options (--kokkos-threads=N, ...) are passed to Kokkos.\n"
+        "Kokkos options (--kokkos-threads=N, ...) are passed to Kokkos. --spmd-log-view (or SPMD_LOG_VIEW=1)\n"
+        "prints a profile of the library's regions at the end (docs/profiling.md).\n"
         "Exit status: 0 success; 1 error (input, restart mismatch, I/O, memory); 2 a solver did not converge;\n"
         "3 a check failed (non-finite results, --check-error); 64 bad arguments. See docs/apps.md.");
   }

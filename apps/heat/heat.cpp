@@ -40,9 +40,11 @@ double max_error(const spmd::Array<double, 2>& w, const spmd::Array<double, 2>& 
   auto a = w.accessor();
   auto e = diff.accessor();
   spmd::for_each(
-      diff, KOKKOS_LAMBDA(index_t i, index_t j) {
+      diff,
+      KOKKOS_LAMBDA(index_t i, index_t j) {
         e(i, j) = a(i, j) - decay * spmd::math::sin(pi * i * h) * spmd::math::sin(pi * j * h);
-      });
+      },
+      spmd::label("heat::error"));
   return spmd::norm_inf(diff);
 }
 
@@ -50,7 +52,8 @@ void initial_state(const spmd::Array<double, 2>& u, index_t g, double h) {
   auto a = u.accessor();
   spmd::for_each(
       u, spmd::Box<2>{{1, 1}, {g - 1, g - 1}},
-      KOKKOS_LAMBDA(index_t i, index_t j) { a(i, j) = spmd::math::sin(pi * i * h) * spmd::math::sin(pi * j * h); });
+      KOKKOS_LAMBDA(index_t i, index_t j) { a(i, j) = spmd::math::sin(pi * i * h) * spmd::math::sin(pi * j * h); },
+      spmd::label("heat::initial_state"));
 }
 
 /// One step: v's interior from u (u's halo exchanged first). Neighbour-collective.
@@ -59,9 +62,11 @@ void step(const spmd::Array<double, 2>& u, const spmd::Array<double, 2>& v, inde
   auto a = u.accessor();
   auto b = v.accessor();
   spmd::for_each(
-      v, spmd::Box<2>{{1, 1}, {g - 1, g - 1}}, KOKKOS_LAMBDA(index_t i, index_t j) {
+      v, spmd::Box<2>{{1, 1}, {g - 1, g - 1}},
+      KOKKOS_LAMBDA(index_t i, index_t j) {
         b(i, j) = a(i, j) + r * (a(i - 1, j) + a(i + 1, j) + a(i, j - 1) + a(i, j + 1) - 4.0 * a(i, j));
-      });
+      },
+      spmd::label("heat::step"));
 }
 
 struct Minus {
@@ -131,7 +136,7 @@ int main(int argc, char** argv) {
       step(u, v, g, r);
       const bool due = progress.due(s);
       if (due || s == steps) {
-        spmd::transform(diff, Minus{}, v, u);
+        spmd::transform(diff, Minus{}, v, u, spmd::label("heat::change"));
         change = spmd::norm_inf(diff);
       }
       spmd::swap(u, v);

@@ -39,10 +39,10 @@ using spmd::slice;
 
 /// The boundaries of cuNumeric's grid: -273.15 left, right and bottom, 40.0 on top. Collective.
 void set_boundaries(const spmd::Array<double, 2>& grid) {
-  grid(all, 0) = -273.15;
-  grid(all, -1) = -273.15;
-  grid(-1, all) = -273.15;
-  grid(0, all) = 40.0;
+  spmd::assign(grid(all, 0), -273.15, spmd::label("stencil::boundary_left"));
+  spmd::assign(grid(all, -1), -273.15, spmd::label("stencil::boundary_right"));
+  spmd::assign(grid(-1, all), -273.15, spmd::label("stencil::boundary_bottom"));
+  spmd::assign(grid(0, all), 40.0, spmd::label("stencil::boundary_top"));
 }
 
 /// One step in place, as the NumPy script writes it. Neighbour-collective.
@@ -53,15 +53,18 @@ void step_in_place(const spmd::Array<double, 2>& grid) {
   const auto west = grid(slice(1, -1), slice(0, -2));
   const auto south = grid(slice(2, none), slice(1, -1));
   grid.exchange_halo(spmd::Pattern::face);
-  center = 0.2 * (center + north + east + west + south);
+  // center = 0.2 * (...), with the statement's name in profiles
+  spmd::assign(center, 0.2 * (center + north + east + west + south), spmd::label("stencil::update_in_place"));
 }
 
 /// One step on the double buffer: next's interior from grid, then swap. Neighbour-collective.
 void step_double_buffer(spmd::Array<double, 2>& grid, spmd::Array<double, 2>& next) {
   const auto in = slice(1, -1);
   grid.exchange_halo(spmd::Pattern::face);
-  next(in, in) = 0.2 * (grid(in, in) + grid(slice(0, -2), in) + grid(in, slice(2, none)) + grid(in, slice(0, -2)) +
-                        grid(slice(2, none), in));
+  spmd::assign(next(in, in),
+               0.2 * (grid(in, in) + grid(slice(0, -2), in) + grid(in, slice(2, none)) + grid(in, slice(0, -2)) +
+                      grid(slice(2, none), in)),
+               spmd::label("stencil::update"));
   spmd::swap(grid, next);
 }
 

@@ -11,6 +11,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -108,67 +109,133 @@ bool no_halo(const std::array<int, N>& h) {
 
 }  // namespace impl
 
-/// Call f(i0, ..., iN-1) (global indices, index_t) for every point this rank owns of `a`, or of
-/// `a` inside `region` (a box of global indices), on `exec`. f is a KOKKOS_LAMBDA. Local.
+namespace impl {
+template <class X>
+struct is_array_arg : std::false_type {};
+template <class T, int N, class M>
+struct is_array_arg<Array<T, N, M>> : std::true_type {};
+
 template <class Exec, class T, int N, class M, class F>
-void for_each(const Exec& exec, const Array<T, N, M>& a, const Box<N>& region, const F& f) {
+void for_each_named(const Exec& exec, const Array<T, N, M>& a, const Box<N>& region, const F& f, const char* name) {
   static_assert(std::is_same_v<Exec, typename M::execution_space>,
                 "spmd::for_each: the execution space instance must be of the array's execution space");
+  const Region timer(name, KernelName{});
   const Box<N> b = a.owned().intersect(region);
   if (b.empty()) return;
-  impl::GlobalRows<F, N> body{f, {}};
+  GlobalRows<F, N> body{f, {}};
   for (int d = 0; d < N; ++d) body.lo[d] = b.lo[d];
-  impl::for_box(exec, "spmd::algorithm::for_each", impl::BoxItems<N>::template make<Exec>(b.extents()), body);
+  for_box(exec, name, BoxItems<N>::template make<Exec>(b.extents()), body);
+}
+
+template <class Exec, class T, int N, class M, class F, class... In>
+void transform_named(const Exec& exec, const Array<T, N, M>& out, const char* name, const F& f, const In&... inputs) {
+  static_assert(std::is_same_v<Exec, typename M::execution_space>,
+                "spmd::transform: the execution space instance must be of the arrays' execution space");
+  static_assert((is_array_arg<In>::value && ...),
+                "spmd::transform: the inputs are Arrays (an spmd::label, if any, comes last)");
+  check_same_layout("spmd::transform", out, inputs...);
+  const Region timer(name, KernelName{});
+  if (no_halo<N>(out.halo()) && (no_halo<N>(inputs.halo()) && ...)) {
+    // Every block is contiguous and laid out alike: one flat loop.
+    using Ins = DTuple<const typename In::value_type*...>;
+    using Flat = TransformFlat<T, F, Ins, std::index_sequence_for<In...>>;
+    const index_t n = out.owned().size();
+    // The device form also on the host under the testing knob point_items (its tests run on CPUs).
+    const bool rows = host_accessible<typename Exec::memory_space>() && !testing::knobs().point_items;
+    const index_t quarter = rows ? 0 : (n + Flat::per_item - 1) / Flat::per_item;
+    Flat k{out.local_with_halo().data(), f,
+           make_dtuple(static_cast<const typename In::value_type*>(inputs.local_with_halo().data())...), n, quarter};
+    const Kokkos::Array<index_t, 1> items{{quarter > 0 ? quarter : n}};
+    for_box(exec, name, BoxItems<1>::template make<Exec>(items, false), k);
+    return;
+  }
+  using Ins = DTuple<decltype(inputs.owned_access())...>;
+  TransformPoint<decltype(out.owned_access()), F, Ins, std::index_sequence_for<In...>> k{
+      out.owned_access(), f, make_dtuple(inputs.owned_access()...)};
+  for_points(exec, name, owned_extents(out.owned()), k);
+}
+
+/// True when the last of Args is an spmd::Label.
+template <class... Args>
+constexpr bool last_is_label() {
+  if constexpr (sizeof...(Args) == 0)
+    return false;
+  else
+    return std::is_same_v<std::decay_t<std::tuple_element_t<sizeof...(Args) - 1, std::tuple<Args...>>>, Label>;
+}
+
+/// transform_named with the inputs args[0..K) and the label args[K].
+template <class Exec, class T, int N, class M, class F, class Tuple, std::size_t... K>
+void transform_split(const Exec& exec, const Array<T, N, M>& out, const F& f, const Tuple& args,
+                     std::index_sequence<K...>) {
+  transform_named(exec, out, std::get<sizeof...(K)>(args).name.c_str(), f, std::get<K>(args)...);
+}
+}  // namespace impl
+
+///@{
+/// Call f(i0, ..., iN-1) (global indices, index_t) for every point this rank owns of `a`, or of
+/// `a` inside `region` (a box of global indices), on `exec`. f is a KOKKOS_LAMBDA. The kernel is
+/// named `spmd::algorithm::for_each` for profilers; pass `spmd::label("app::init")` last to name
+/// it yourself (docs/profiling.md). Local.
+template <class Exec, class T, int N, class M, class F>
+void for_each(const Exec& exec, const Array<T, N, M>& a, const Box<N>& region, const F& f) {
+  impl::for_each_named(exec, a, region, f, "spmd::algorithm::for_each");
+}
+template <class Exec, class T, int N, class M, class F>
+void for_each(const Exec& exec, const Array<T, N, M>& a, const Box<N>& region, const F& f, const Label& label) {
+  impl::for_each_named(exec, a, region, f, label.name.c_str());
 }
 template <class T, int N, class M, class F>
 void for_each(const Array<T, N, M>& a, const Box<N>& region, const F& f) {
-  for_each(typename M::execution_space(), a, region, f);
+  impl::for_each_named(typename M::execution_space(), a, region, f, "spmd::algorithm::for_each");
+}
+template <class T, int N, class M, class F>
+void for_each(const Array<T, N, M>& a, const Box<N>& region, const F& f, const Label& label) {
+  impl::for_each_named(typename M::execution_space(), a, region, f, label.name.c_str());
 }
 template <class Exec, class T, int N, class M, class F,
           class = std::enable_if_t<Kokkos::is_execution_space<Exec>::value>>
 void for_each(const Exec& exec, const Array<T, N, M>& a, const F& f) {
-  for_each(exec, a, a.owned(), f);
+  impl::for_each_named(exec, a, a.owned(), f, "spmd::algorithm::for_each");
+}
+template <class Exec, class T, int N, class M, class F,
+          class = std::enable_if_t<Kokkos::is_execution_space<Exec>::value>>
+void for_each(const Exec& exec, const Array<T, N, M>& a, const F& f, const Label& label) {
+  impl::for_each_named(exec, a, a.owned(), f, label.name.c_str());
 }
 template <class T, int N, class M, class F>
 void for_each(const Array<T, N, M>& a, const F& f) {
-  for_each(typename M::execution_space(), a, a.owned(), f);
+  impl::for_each_named(typename M::execution_space(), a, a.owned(), f, "spmd::algorithm::for_each");
 }
+template <class T, int N, class M, class F>
+void for_each(const Array<T, N, M>& a, const F& f, const Label& label) {
+  impl::for_each_named(typename M::execution_space(), a, a.owned(), f, label.name.c_str());
+}
+///@}
 
+///@{
 /// out = f(inputs...) element by element over the owned points, on `exec`; f is a KOKKOS_LAMBDA
 /// taking one value per input. Inputs may be `out` itself. Arrays must be distributed alike
-/// (the same spmd::Error on every rank otherwise). Local.
+/// (the same spmd::Error on every rank otherwise). The kernel is named
+/// `spmd::algorithm::transform`; an `spmd::label(...)` after the inputs names it yourself:
+/// `transform(out, f, a, b, spmd::label("app::axpy"))`. Local.
 template <class Exec, class T, int N, class M, class F, class... In,
           class = std::enable_if_t<Kokkos::is_execution_space<Exec>::value>>
 void transform(const Exec& exec, const Array<T, N, M>& out, const F& f, const In&... inputs) {
-  static_assert(std::is_same_v<Exec, typename M::execution_space>,
-                "spmd::transform: the execution space instance must be of the arrays' execution space");
-  impl::check_same_layout("spmd::transform", out, inputs...);
-  if (impl::no_halo<N>(out.halo()) && (impl::no_halo<N>(inputs.halo()) && ...)) {
-    // Every block is contiguous and laid out alike: one flat loop.
-    using Ins = impl::DTuple<const typename In::value_type*...>;
-    using Flat = impl::TransformFlat<T, F, Ins, std::index_sequence_for<In...>>;
-    const index_t n = out.owned().size();
-    // The device form also on the host under the testing knob point_items (its tests run on CPUs).
-    const bool rows = impl::host_accessible<typename Exec::memory_space>() && !testing::knobs().point_items;
-    const index_t quarter = rows ? 0 : (n + Flat::per_item - 1) / Flat::per_item;
-    Flat k{out.local_with_halo().data(), f,
-           impl::make_dtuple(static_cast<const typename In::value_type*>(inputs.local_with_halo().data())...), n,
-           quarter};
-    const Kokkos::Array<index_t, 1> items{{quarter > 0 ? quarter : n}};
-    impl::for_box(exec, "spmd::algorithm::transform", impl::BoxItems<1>::template make<Exec>(items, false), k);
-    return;
-  }
-  using Ins = impl::DTuple<decltype(inputs.owned_access())...>;
-  impl::TransformPoint<decltype(out.owned_access()), F, Ins, std::index_sequence_for<In...>> k{
-      out.owned_access(), f, impl::make_dtuple(inputs.owned_access()...)};
-  impl::for_points(exec, "spmd::algorithm::transform", impl::owned_extents(out.owned()), k);
+  if constexpr (impl::last_is_label<In...>())
+    impl::transform_split(exec, out, f, std::forward_as_tuple(inputs...),
+                          std::make_index_sequence<sizeof...(In) - 1>{});
+  else
+    impl::transform_named(exec, out, "spmd::algorithm::transform", f, inputs...);
 }
 template <class T, int N, class M, class F, class... In>
 void transform(const Array<T, N, M>& out, const F& f, const In&... inputs) {
   transform(typename M::execution_space(), out, f, inputs...);
 }
+///@}
 
-/// Set every element of `a` (halo included) to v. Local.
+///@{
+/// Set every element of `a` (halo included) to v, on `exec` (or a default instance). Local.
 template <class T, int N, class M>
 void fill(const typename M::execution_space& exec, const Array<T, N, M>& a,
           const typename Array<T, N, M>::value_type& v) {
@@ -178,6 +245,7 @@ template <class T, int N, class M>
 void fill(const Array<T, N, M>& a, const typename Array<T, N, M>::value_type& v) {
   a.fill(v);
 }
+///@}
 
 /// Copy the owned values of `src` into `dst` (distributed alike; halos may differ; `src` may live
 /// in another memory space, e.g. a device array into a host one), on `exec` (asynchronous, like

@@ -68,8 +68,9 @@ std::shared_ptr<void>& expr_slot(const Array<T, N, M>& a);
 /// or its halo. Obtain with Array::accessor(); capture by value in kernels.
 template <class View, int N>
 struct GlobalAccess {
-  View view;
-  Kokkos::Array<index_t, N> origin;  // global index of storage element (0, ..., 0)
+  View view;                         ///< the rank's storage (owned block and halo)
+  Kokkos::Array<index_t, N> origin;  ///< global index of storage element (0, ..., 0)
+  /// The element at global index (i...) (in the owned block or its halo). Device-callable.
   template <class... I>
   KOKKOS_FORCEINLINE_FUNCTION typename View::reference_type operator()(I... i) const {
     static_assert(sizeof...(I) == N, "spmd::GlobalAccess: wrong number of indices");
@@ -83,17 +84,26 @@ struct GlobalAccess {
   }
 };
 
+/// A distributed N-d array: one Kokkos::View (LayoutRight) of this rank's block plus halo on a
+/// shared Distribution (see the file comment). A value: copies are deep, moves cheap.
 template <class T, int N, class MemorySpace>
 class Array {
   static_assert(Kokkos::is_memory_space<MemorySpace>::value, "spmd::Array: MemorySpace must be a Kokkos memory space");
 
  public:
+  /// The element type.
   using value_type = T;
+  /// The storage's memory space.
   using memory_space = MemorySpace;
+  /// The execution space of the array's kernels.
   using execution_space = typename MemorySpace::execution_space;
+  /// The View of a rank's storage (halo included).
   using view_type = Kokkos::View<typename impl::add_stars<T, N>::type, Kokkos::LayoutRight, MemorySpace>;
+  /// The distribution's type.
   using distribution_type = Distribution<N>;
+  /// Global indices and shapes.
   using index_type = Index<N>;
+  /// Number of axes.
   static constexpr int rank = N;
 
   /// A null array. Local.
@@ -141,20 +151,26 @@ class Array {
     *this = Array(o);
     return *this;
   }
+/// Takes over `o`'s storage (o becomes null). Local.
 #endif
   Array(Array&&) = default;
+  /// Takes over `o`'s storage. Local.
   Array& operator=(Array&&) = default;
 
   // ---- queries (all Local) --------------------------------------------------------------------
+  /// The distribution.
   const Distribution<N>& distribution() const {
     return dist_;
   }
+  /// The distribution's communicator.
   const Comm& comm() const {
     return dist_.comm();
   }
+  /// The global shape.
   const index_type& shape() const {
     return dist_.shape();
   }
+  /// The global extent along axis d.
   index_t extent(int d) const {
     return dist_.extent(d);
   }
@@ -166,12 +182,15 @@ class Array {
   const Box<N>& owned() const {
     return dist_.owned();
   }
+  /// The halo widths.
   const std::array<int, N>& halo() const {
     return dist_.halo();
   }
+  /// The storage's label.
   std::string label() const {
     return view_.label();
   }
+  /// True for a default-constructed or moved-from array.
   bool is_null() const {
     return dist_.is_null();
   }
@@ -214,11 +233,13 @@ class Array {
   void fill(const execution_space& exec, const T& v) const {
     Kokkos::deep_copy(exec, view_, v);
   }
+  /// fill() on a default instance. Local.
   void fill(const T& v) const {
     fill(execution_space(), v);
   }
   /// The element at global index g, on every rank. Collective.
   T get(const index_type& g) const;
+  /// The element at global index (i, j, ...), on every rank. Collective.
   template <class... I, class = std::enable_if_t<sizeof...(I) == N && (std::is_integral_v<I> && ...)>>
   T get(I... i) const {
     return get(index_type{static_cast<index_t>(i)...});
@@ -253,16 +274,19 @@ class Array {
     assign(*this, *this + e);
     return *this;
   }
+  /// a = a - e, one fused kernel. Collective.
   template <class E>
   Array& operator-=(const E& e) {
     assign(*this, *this - e);
     return *this;
   }
+  /// a = a * e, one fused kernel. Collective.
   template <class E>
   Array& operator*=(const E& e) {
     assign(*this, *this * e);
     return *this;
   }
+  /// a = a / e, one fused kernel. Collective.
   template <class E>
   Array& operator/=(const E& e) {
     assign(*this, *this / e);
@@ -276,6 +300,7 @@ class Array {
     halo_plan(pattern)->begin(exec, *this);
     halo_plan(pattern)->end();
   }
+  /// exchange_halo() on a default instance. Neighbour-collective.
   void exchange_halo(Pattern pattern = Pattern::box) const {
     exchange_halo(execution_space(), pattern);
   }
@@ -286,6 +311,7 @@ class Array {
     plan->begin(exec, *this);
     return HaloRequest<T, N, MemorySpace>(plan);
   }
+  /// halo_begin() on a default instance. Neighbour-collective.
   HaloRequest<T, N, MemorySpace> halo_begin(Pattern pattern = Pattern::box) const {
     return halo_begin(execution_space(), pattern);
   }
@@ -327,8 +353,7 @@ class Array {
                      " in ", MemorySpace::name(), " (", why.substr(0, why.find('\n')).substr(0, 200), ")");
   }
   std::shared_ptr<HaloExchange<T, N, MemorySpace>> halo_plan(Pattern p) const {
-    if (is_null())
-      throw Error("spmd::Array: halo exchange on a null array (default-constructed or moved from)", true);
+    if (is_null()) throw Error("spmd::Array: halo exchange on a null array (default-constructed or moved from)", true);
     auto& plan = p == Pattern::face ? shared_->face : shared_->box;
     if (!plan) plan = std::make_shared<HaloExchange<T, N, MemorySpace>>(dist_, p);
     return plan;
@@ -484,14 +509,17 @@ template <class T, int N, class M>
 Array<T, N, M> empty_like(const Array<T, N, M>& a) {
   return empty<T, M>(a.distribution(), Label{a.label()});
 }
+/// A new zero array like `a` (distribution, memory space, label). Local.
 template <class T, int N, class M>
 Array<T, N, M> zeros_like(const Array<T, N, M>& a) {
   return zeros<T, M>(a.distribution(), Label{a.label()});
 }
+/// A new array of ones like `a`. Local.
 template <class T, int N, class M>
 Array<T, N, M> ones_like(const Array<T, N, M>& a) {
   return ones<T, M>(a.distribution(), Label{a.label()});
 }
+/// A new array like `a` filled with v. Local.
 template <class T, int N, class M>
 Array<T, N, M> full_like(const Array<T, N, M>& a, const typename Array<T, N, M>::value_type& v) {
   return full<T, M>(a.distribution(), v, Label{a.label()});

@@ -18,6 +18,8 @@
 
 namespace spmd {
 
+/// How a communication plan moves data: `automatic` (NCCL for device data when built with it,
+/// else MPI), `mpi` (host-staged unless the MPI is CUDA-aware), `nccl`. Chosen once per plan.
 enum class Backend { automatic, mpi, nccl };
 
 /// "automatic", "mpi" or "nccl". Local.

@@ -74,6 +74,7 @@ void axpby(const typename M::execution_space& exec, const T& alpha, const Array<
   else
     assign(exec, y, alpha * x + beta * y);
 }
+/// axpby on a default instance.
 template <class T, class M>
 void axpby(const T& alpha, const Array<T, 1, M>& x, const T& beta, const Array<T, 1, M>& y) {
   axpby(typename M::execution_space(), alpha, x, beta, y);
@@ -87,6 +88,7 @@ void scal(const typename M::execution_space& exec, const T& alpha, const Array<T
   else
     assign(exec, x, alpha * x);
 }
+/// scal on a default instance.
 template <class T, class M>
 void scal(const T& alpha, const Array<T, 1, M>& x) {
   scal(typename M::execution_space(), alpha, x);
@@ -97,6 +99,7 @@ template <class T, class M>
 void copy(const typename M::execution_space& exec, const Array<T, 1, M>& x, const Array<T, 1, M>& y) {
   spmd::copy(exec, y, x);
 }
+/// copy on a default instance.
 template <class T, class M>
 void copy(const Array<T, 1, M>& x, const Array<T, 1, M>& y) {
   spmd::copy(y, x);
@@ -108,6 +111,7 @@ T dot(const typename M::execution_space& exec, const Array<T, 1, M>& x, const Ar
   impl::require_1d_alike("spmd::blas::dot", x, y);
   return spmd::dot(exec, x, y);
 }
+/// dot on a default instance. Collective.
 template <class T, class M>
 T dot(const Array<T, 1, M>& x, const Array<T, 1, M>& y) {
   return dot(typename M::execution_space(), x, y);
@@ -118,6 +122,7 @@ template <class T, class M>
 spmd::impl::real_t<T> nrm2(const typename M::execution_space& exec, const Array<T, 1, M>& x) {
   return spmd::norm2(exec, x);
 }
+/// nrm2 on a default instance. Collective.
 template <class T, class M>
 spmd::impl::real_t<T> nrm2(const Array<T, 1, M>& x) {
   return spmd::norm2(x);
@@ -128,6 +133,7 @@ template <class T, class M>
 T nrminf(const typename M::execution_space& exec, const Array<T, 1, M>& x) {
   return spmd::norm_inf(exec, x);
 }
+/// nrminf on a default instance. Collective.
 template <class T, class M>
 T nrminf(const Array<T, 1, M>& x) {
   return spmd::norm_inf(x);
@@ -172,6 +178,7 @@ class GemvPlan {
   void apply(const typename M::execution_space& exec, const T& alpha, const Array<T, 2, M>& A, const Array<T, 1, M>& x,
              const T& beta, const Array<T, 1, M>& y) const {
     const char* fn = "spmd::blas::GemvPlan::apply";
+    const spmd::impl::Region region("spmd::blas::gemv");
     if (A.distribution() != a_dist_ || x.distribution() != x_dist_ || y.distribution() != y_dist_)
       throw Error(impl::str(fn, ": arrays are not on the distributions the plan was built for"), true);
     x_plan_.apply(exec, x_row_, x);
@@ -193,6 +200,7 @@ class GemvPlan {
     y_plan_.apply(exec, y_tmp_, src);
     axpby(exec, T(1), y_tmp_, beta, y);
   }
+  /// apply() on a default instance. Collective.
   void apply(const T& alpha, const Array<T, 2, M>& A, const Array<T, 1, M>& x, const T& beta,
              const Array<T, 1, M>& y) const {
     apply(typename M::execution_space(), alpha, A, x, beta, y);
@@ -224,6 +232,7 @@ void gemv(const typename M::execution_space& exec, const T& alpha, const Array<T
           const T& beta, const Array<T, 1, M>& y) {
   GemvPlan<T, M>(A, x, y).apply(exec, alpha, A, x, beta, y);
 }
+/// gemv on a default instance. Collective.
 template <class T, class M>
 void gemv(const T& alpha, const Array<T, 2, M>& A, const Array<T, 1, M>& x, const T& beta, const Array<T, 1, M>& y) {
   gemv(typename M::execution_space(), alpha, A, x, beta, y);
@@ -280,6 +289,7 @@ class GemmPlan {
   void apply(const typename M::execution_space& exec, const T& alpha, const Array<T, 2, M>& A, const Array<T, 2, M>& B,
              const T& beta, const Array<T, 2, M>& C) const {
     const char* fn = "spmd::blas::GemmPlan::apply";
+    const spmd::impl::Region region("spmd::blas::gemm");
     if (A.distribution() != a_ || B.distribution() != b_ || C.distribution() != c_)
       throw Error(spmd::impl::str(fn, ": arrays are not on the distributions the plan was built for"), true);
     const int mloc = static_cast<int>(A.owned().extent(0)), nloc = static_cast<int>(B.owned().extent(1));
@@ -319,6 +329,7 @@ class GemmPlan {
         assign(exec, C, beta * C);
     }
   }
+  /// apply() on a default instance. Collective.
   void apply(const T& alpha, const Array<T, 2, M>& A, const Array<T, 2, M>& B, const T& beta,
              const Array<T, 2, M>& C) const {
     apply(typename M::execution_space(), alpha, A, B, beta, C);
@@ -390,6 +401,7 @@ void gemm(const typename M::execution_space& exec, const T& alpha, const Array<T
           const T& beta, const Array<T, 2, M>& C) {
   GemmPlan<T, M>(A, B, C).apply(exec, alpha, A, B, beta, C);
 }
+/// gemm on a default instance. Collective.
 template <class T, class M>
 void gemm(const T& alpha, const Array<T, 2, M>& A, const Array<T, 2, M>& B, const T& beta, const Array<T, 2, M>& C) {
   gemm(typename M::execution_space(), alpha, A, B, beta, C);

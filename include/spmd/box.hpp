@@ -10,11 +10,12 @@
 
 namespace spmd {
 
+/// Half-open box [lo, hi) of global indices, N axes. Local.
 template <int N>
 struct Box {
   static_assert(N >= 1, "spmd::Box: N must be at least 1");
-  Index<N> lo{};
-  Index<N> hi{};
+  Index<N> lo{};  ///< first index along each axis
+  Index<N> hi{};  ///< one past the last index along each axis
 
   /// Length along axis d (0 when empty). Local.
   index_t extent(int d) const { return std::max<index_t>(0, hi[d] - lo[d]); }
@@ -62,7 +63,9 @@ struct Box {
     for (int d = 0; d < N; ++d) off = off * extent(d) + (i[d] - lo[d]);
     return off;
   }
+  /// Same corners. Local.
   bool operator==(const Box& o) const { return lo == o.lo && hi == o.hi; }
+  /// Different corners. Local.
   bool operator!=(const Box& o) const { return !(*this == o); }
 };
 
@@ -83,6 +86,7 @@ void for_each_index(const Box<N>& b, F&& f) {
   }
 }
 
+/// Prints `[lo0:hi0, lo1:hi1)`. Local.
 template <int N>
 std::ostream& operator<<(std::ostream& os, const Box<N>& b) {
   os << '[';

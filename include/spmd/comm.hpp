@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "spmd/error.hpp"
+#include "spmd/impl/profiling.hpp"
 #include "spmd/types.hpp"
 
 namespace spmd {
@@ -74,6 +75,7 @@ class Request {
   Request() = default;
   /// Adopts `request`; `where` names the library function that started it (for errors). Local.
   Request(MPI_Request request, const char* where) : request_(request), where_(where) {}
+  /// Takes over `o`'s request (o becomes empty). Local.
   Request(Request&& o) noexcept : request_(o.request_), where_(o.where_) { o.request_ = MPI_REQUEST_NULL; }
   /// Completes the request this one held (if any) before taking the other's.
   Request& operator=(Request&& o) noexcept;
@@ -100,6 +102,7 @@ namespace impl {
 std::shared_ptr<void>& backend_state(const Comm& comm);
 }  // namespace impl
 
+/// The library's communicator: an owned duplicate (see the file comment). Copies share it.
 class Comm {
  public:
   /// Duplicates `comm` (Collective over `comm`). The duplicate is freed with the last copy.
@@ -113,6 +116,7 @@ class Comm {
   int size() const { return state_->size; }
   /// True when both share one duplicate (copies of one Comm). Local.
   bool operator==(const Comm& o) const { return state_ == o.state_; }
+  /// Not the same duplicate. Local.
   bool operator!=(const Comm& o) const { return !(*this == o); }
 
   /// Collective.
@@ -121,6 +125,8 @@ class Comm {
   /// Combine `value` over all ranks; the result on every rank. Collective.
   template <class T>
   T allreduce(T value, Op op) const {
+    const impl::Region region("spmd::comm::allreduce");
+    impl::profiling::count_collective(sizeof(T));
     T out{};
     SPMD_MPI_CHECK(MPI_Allreduce(&value, &out, 1, mpi_type<T>(), mpi_op(op), raw()), "spmd::Comm::allreduce");
     return out;
@@ -128,6 +134,8 @@ class Comm {
   /// Element-wise combine of data[0..n) over all ranks, in place. Collective.
   template <class T>
   void allreduce(T* data, int n, Op op) const {
+    const impl::Region region("spmd::comm::allreduce");
+    impl::profiling::count_collective(sizeof(T) * static_cast<std::size_t>(n));
     SPMD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, n, mpi_type<T>(), mpi_op(op), raw()), "spmd::Comm::allreduce");
   }
   /// Start an element-wise combine of data[0..n) over all ranks, in place (MPI_Iallreduce). The
@@ -136,6 +144,8 @@ class Comm {
   /// communicator's other collectives.
   template <class T>
   Request iallreduce(T* data, int n, Op op) const {
+    const impl::Region region("spmd::comm::iallreduce");
+    impl::profiling::count_collective(sizeof(T) * static_cast<std::size_t>(n));
     MPI_Request r = MPI_REQUEST_NULL;
     SPMD_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, n, mpi_type<T>(), mpi_op(op), raw(), &r),
                    "spmd::Comm::iallreduce");
@@ -144,17 +154,23 @@ class Comm {
   /// `value` from `root` on every rank. Collective.
   template <class T>
   T bcast(T value, int root) const {
+    const impl::Region region("spmd::comm::bcast");
+    impl::profiling::count_collective(rank() == root ? sizeof(T) : 0);
     SPMD_MPI_CHECK(MPI_Bcast(&value, 1, mpi_type<T>(), root, raw()), "spmd::Comm::bcast");
     return value;
   }
   /// data[0..n) from `root` on every rank, in place. Collective.
   template <class T>
   void bcast(T* data, int n, int root) const {
+    const impl::Region region("spmd::comm::bcast");
+    impl::profiling::count_collective(rank() == root ? sizeof(T) * static_cast<std::size_t>(n) : 0);
     SPMD_MPI_CHECK(MPI_Bcast(data, n, mpi_type<T>(), root, raw()), "spmd::Comm::bcast");
   }
   /// Every rank's `value`, in rank order, on every rank. Collective.
   template <class T>
   std::vector<T> allgather(T value) const {
+    const impl::Region region("spmd::comm::allgather");
+    impl::profiling::count_collective(sizeof(T));
     std::vector<T> out(static_cast<std::size_t>(size()));
     SPMD_MPI_CHECK(MPI_Allgather(&value, 1, mpi_type<T>(), out.data(), 1, mpi_type<T>(), raw()),
                    "spmd::Comm::allgather");
@@ -163,6 +179,8 @@ class Comm {
   /// Every rank's data[0..n) (n equal on all ranks), rank after rank. Collective.
   template <class T>
   std::vector<T> allgather(const T* data, int n) const {
+    const impl::Region region("spmd::comm::allgather");
+    impl::profiling::count_collective(sizeof(T) * static_cast<std::size_t>(n));
     std::vector<T> out(static_cast<std::size_t>(size()) * static_cast<std::size_t>(n));
     SPMD_MPI_CHECK(MPI_Allgather(data, n, mpi_type<T>(), out.data(), n, mpi_type<T>(), raw()), "spmd::Comm::allgather");
     return out;

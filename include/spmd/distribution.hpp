@@ -28,38 +28,44 @@ namespace spmd {
 
 /// Halo width option: `halo(1)` for every axis, `halo({1, 2})` per axis.
 struct HaloWidth {
-  std::vector<int> widths;
+  std::vector<int> widths;  ///< one width for every axis, or one per axis
 };
+/// Halo width `w` on every axis (an option of Distribution and the creation functions).
 inline HaloWidth halo(int w) {
   return HaloWidth{{w}};
 }
+/// Halo widths per axis.
 inline HaloWidth halo(std::initializer_list<int> w) {
   return HaloWidth{std::vector<int>(w)};
 }
 
 /// Periodic-axes option: `periodic()` for every axis, `periodic({true, false})` per axis.
 struct Periodic {
-  std::vector<bool> axes;
+  std::vector<bool> axes;  ///< one flag for every axis, or one per axis
 };
+/// Every axis periodic.
 inline Periodic periodic() {
   return Periodic{{true}};
 }
+/// Periodic axes, one flag per axis.
 inline Periodic periodic(std::initializer_list<bool> p) {
   return Periodic{std::vector<bool>(p)};
 }
 
 /// Storage label option: `label("u")` names the array's Kokkos::View (shown by Kokkos tools).
 struct Label {
-  std::string name;
+  std::string name;  ///< the View's label (an array) or the kernel's name (for_each, transform, assign)
 };
+/// The label option: names an array's storage, or a kernel (docs/profiling.md).
 inline Label label(std::string name) {
   return Label{std::move(name)};
 }
 
 /// Process-grid option: `grid({2, 3})`; 0 entries are chosen automatically.
 struct ProcessGrid {
-  std::vector<int> dims;
+  std::vector<int> dims;  ///< process-grid extents per axis; 0: chosen automatically
 };
+/// A process grid, e.g. `grid({2, 0})`: 2 along axis 0, the rest chosen.
 inline ProcessGrid grid(std::initializer_list<int> d) {
   return ProcessGrid{std::vector<int>(d)};
 }
@@ -122,11 +128,14 @@ inline int block_of(index_t n, int p, index_t i) {
 }
 }  // namespace impl
 
+/// A global N-d index space split over the ranks of a Comm (see the file comment). A value:
+/// copies share one replicated description.
 template <int N>
 class Distribution {
   static_assert(N >= 1 && N <= 6, "spmd::Distribution: N must be between 1 and 6");
 
  public:
+  /// The type of global indices and shapes.
   using index_type = Index<N>;
 
   Distribution() = default;
@@ -139,16 +148,22 @@ class Distribution {
   Distribution(const Comm& comm, const index_type& shape, const Opts&... opts)
       : Distribution(comm, shape, impl::gather_options(opts...)) {}
 
+  /// The same from options already gathered. Collective.
   Distribution(const Comm& comm, const index_type& shape, const impl::DistributionOptions& opts);
 
   /// Local queries.
   const Comm& comm() const { return d_->comm; }
+  /// The global shape.
   const index_type& shape() const { return d_->shape; }
+  /// The global extent along axis d.
   index_t extent(int d) const { return d_->shape[d]; }
   /// Number of global indices.
   index_t size() const { return Box<N>{index_type{}, d_->shape}.size(); }
+  /// The process grid's extents.
   const std::array<int, N>& dims() const { return d_->dims; }
+  /// The halo widths.
   const std::array<int, N>& halo() const { return d_->halo; }
+  /// Which axes are periodic.
   const std::array<bool, N>& periodic() const { return d_->periodic; }
   /// This rank's grid coordinates.
   const std::array<int, N>& coords() const { return d_->coords; }
@@ -177,6 +192,7 @@ class Distribution {
   bool operator==(const Distribution& o) const {
     return d_ == o.d_ || (same_layout(o) && d_->halo == o.d_->halo && d_->periodic == o.d_->periodic);
   }
+  /// Not the same layout, halo and periodicity. Local.
   bool operator!=(const Distribution& o) const { return !(*this == o); }
   /// The same distribution with other halo widths (validated like the constructor). Collective.
   Distribution with_halo(const std::array<int, N>& halo) const;

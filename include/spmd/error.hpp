@@ -17,6 +17,7 @@ namespace spmd {
 /// The one exception type of the library. Local.
 class Error : public std::runtime_error {
  public:
+  /// An error with message `what`; `collective` when every rank throws it alike. Local.
   explicit Error(const std::string& what, bool collective = false)
       : std::runtime_error(what), collective_(collective) {}
   /// True when every rank of the communicator involved throws this same error.

@@ -8,7 +8,7 @@
 ///   double r = spmd::norm2(u(c) - v(c));                      // no temporary array (reduce.hpp)
 ///
 /// Operators + - * / (unary -), comparisons < <= > >= == != (bool expressions), && || !, and
-/// the functions abs, sqrt, exp, log, sin, cos, pow, minimum, maximum, where, astype<U> build an
+/// the functions abs, sqrt, exp, log, sin, cos, pow, minimum, maximum, where, `astype<U>` build an
 /// expression tree (plain structs holding the operands' handles); nothing runs until the
 /// expression is assigned (`view = expr`, `array = expr`, `a += expr`, spmd::assign) or reduced
 /// (reduce.hpp). Operands must have equal shapes; scalars broadcast. Element types follow NumPy's
@@ -54,42 +54,69 @@
 
 namespace spmd {
 
-/// dst = src with NumPy semantics, on `exec`: dst is an Array (all of it) or an ArrayView; src a
-/// scalar, an Array, an ArrayView or an expression of dst's shape. Writes only dst's owned points
-/// (halos untouched). Collective over dst's communicator (see the file comment for what moves).
-template <class Exec, class Dst, class Src, std::enable_if_t<Kokkos::is_execution_space<Exec>::value, int> = 0>
-void assign(const Exec& exec, const Dst& dst, const Src& src) {
+namespace impl {
+/// spmd::assign's one body; `label` names the kernel (nullptr: the default names). Collective.
+template <class Exec, class Dst, class Src>
+void assign_labelled(const Exec& exec, const Dst& dst, const Src& src, const char* label) {
   constexpr const char* fn = "spmd::assign";
-  if constexpr (impl::is_array<Dst>::value) {
-    assign(exec, view_of(dst), src);
+  if constexpr (is_array<Dst>::value) {
+    assign_labelled(exec, spmd::view_of(dst), src, label);
   } else {
-    static_assert(impl::is_view<Dst>::value, "spmd::assign: the destination is an Array or an ArrayView");
+    static_assert(is_view<Dst>::value, "spmd::assign: the destination is an Array or an ArrayView");
     static_assert(std::is_same_v<Exec, typename Dst::execution_space>,
                   "spmd::assign: the execution space instance must be of the destination's execution space");
+    using T = typename Dst::value_type;
+    ExprState<T, typename Dst::memory_space>* own = nullptr;  // the destination's cache
     if constexpr (std::is_arithmetic_v<Src>) {
-      impl::assign_expr(exec, dst,
-                        impl::ScalarExpr<typename Dst::value_type>{static_cast<typename Dst::value_type>(src)}, fn);
+      assign_expr(exec, dst, ScalarExpr<T>{static_cast<T>(src)}, fn, own, label);
     } else {
-      static_assert(impl::is_operand_v<Src>, "spmd::assign: the source is a scalar, an Array, a view or an expression");
-      impl::assign_expr(exec, dst, impl::as_node(src), fn);
+      static_assert(is_operand_v<Src>, "spmd::assign: the source is a scalar, an Array, a view or an expression");
+      assign_expr(exec, dst, as_node(src), fn, own, label);
     }
   }
 }
+}  // namespace impl
+
+///@{
+/// dst = src with NumPy semantics, on `exec`: dst is an Array (all of it) or an ArrayView; src a
+/// scalar, an Array, an ArrayView or an expression of dst's shape. Writes only dst's owned points
+/// (halos untouched). Collective over dst's communicator (see the file comment for what moves).
+/// The kernel is named `spmd::expr::assign` for profilers; pass `spmd::label("app::update")` last
+/// to give it the statement's own name (`a = e`, `a += e` named: `spmd::assign(a, e, l)`,
+/// `spmd::assign(a, a + e, l)`; see docs/profiling.md).
+template <class Exec, class Dst, class Src, std::enable_if_t<Kokkos::is_execution_space<Exec>::value, int> = 0>
+void assign(const Exec& exec, const Dst& dst, const Src& src) {
+  impl::assign_labelled(exec, dst, src, nullptr);
+}
+template <class Exec, class Dst, class Src, std::enable_if_t<Kokkos::is_execution_space<Exec>::value, int> = 0>
+void assign(const Exec& exec, const Dst& dst, const Src& src, const Label& label) {
+  impl::assign_labelled(exec, dst, src, label.name.c_str());
+}
 template <class Dst, class Src, std::enable_if_t<!Kokkos::is_execution_space<Dst>::value, int> = 0>
 void assign(const Dst& dst, const Src& src) {
-  assign(typename Dst::execution_space(), dst, src);
+  impl::assign_labelled(typename Dst::execution_space(), dst, src, nullptr);
 }
+template <class Dst, class Src, std::enable_if_t<!Kokkos::is_execution_space<Dst>::value, int> = 0>
+void assign(const Dst& dst, const Src& src, const Label& label) {
+  impl::assign_labelled(typename Dst::execution_space(), dst, src, label.name.c_str());
+}
+///@}
 
 // ---- operators ------------------------------------------------------------------------------------
 
+/// Element-wise a + b of arrays, views, expressions and scalars: a lazy expression (nothing runs
+/// until it is assigned or reduced). Local. The other arithmetic operators and the comparisons
+/// below build expressions alike.
 template <class A, class B, impl::if_binary<A, B> = 0>
 auto operator+(const A& a, const B& b) {
   return impl::make_binary<impl::BinOp::add>(a, b);
 }
+/// Element-wise a - b (a lazy expression). Local.
 template <class A, class B, impl::if_binary<A, B> = 0>
 auto operator-(const A& a, const B& b) {
   return impl::make_binary<impl::BinOp::sub>(a, b);
 }
+/// Element-wise a * b (a lazy expression). Local.
 template <class A, class B, impl::if_binary<A, B> = 0>
 auto operator*(const A& a, const B& b) {
   return impl::make_binary<impl::BinOp::mul>(a, b);
@@ -99,18 +126,22 @@ template <class A, class B, impl::if_binary<A, B> = 0>
 auto operator/(const A& a, const B& b) {
   return impl::make_binary<impl::BinOp::div>(a, b);
 }
+/// Element-wise a < b (a bool expression). Local.
 template <class A, class B, impl::if_binary<A, B> = 0>
 auto operator<(const A& a, const B& b) {
   return impl::make_binary<impl::BinOp::lt>(a, b);
 }
+/// Element-wise a <= b (a bool expression). Local.
 template <class A, class B, impl::if_binary<A, B> = 0>
 auto operator<=(const A& a, const B& b) {
   return impl::make_binary<impl::BinOp::le>(a, b);
 }
+/// Element-wise a > b (a bool expression). Local.
 template <class A, class B, impl::if_binary<A, B> = 0>
 auto operator>(const A& a, const B& b) {
   return impl::make_binary<impl::BinOp::gt>(a, b);
 }
+/// Element-wise a >= b (a bool expression). Local.
 template <class A, class B, impl::if_binary<A, B> = 0>
 auto operator>=(const A& a, const B& b) {
   return impl::make_binary<impl::BinOp::ge>(a, b);
@@ -120,23 +151,27 @@ template <class A, class B, impl::if_binary<A, B> = 0>
 auto operator==(const A& a, const B& b) {
   return impl::make_binary<impl::BinOp::eq>(a, b);
 }
+/// Element-wise inequality (a bool expression), as NumPy's `!=`. Local.
 template <class A, class B, impl::if_binary<A, B> = 0>
 auto operator!=(const A& a, const B& b) {
   return impl::make_binary<impl::BinOp::ne>(a, b);
 }
-/// Element-wise logical and/or/not (NumPy's logical_and, logical_or, logical_not).
+/// Element-wise logical and (NumPy's logical_and). Local.
 template <class A, class B, impl::if_binary<A, B> = 0>
 auto operator&&(const A& a, const B& b) {
   return impl::make_binary<impl::BinOp::land>(a, b);
 }
+/// Element-wise logical or (NumPy's logical_or). Local.
 template <class A, class B, impl::if_binary<A, B> = 0>
 auto operator||(const A& a, const B& b) {
   return impl::make_binary<impl::BinOp::lor>(a, b);
 }
+/// Element-wise logical not (NumPy's logical_not). Local.
 template <class A, impl::if_operand<A> = 0>
 auto operator!(const A& a) {
   return impl::make_unary<impl::UnOp::lnot, bool>(a);
 }
+/// Element-wise negation (bool operands become int, as in NumPy). Local.
 template <class A, impl::if_operand<A> = 0>
 auto operator-(const A& a) {
   using V = impl::value_of<A>;
@@ -145,27 +180,33 @@ auto operator-(const A& a) {
 
 // ---- functions --------------------------------------------------------------------------------------
 
+/// Element-wise |a| (NumPy's abs; bool operands become int). Local.
 template <class A, impl::if_operand<A> = 0>
 auto abs(const A& a) {
   using V = impl::value_of<A>;
   return impl::make_unary<impl::UnOp::abs, std::conditional_t<std::is_same_v<V, bool>, int, V>>(a);
 }
+/// Element-wise square root (integers are converted to double, as NumPy's sqrt). Local.
 template <class A, impl::if_operand<A> = 0>
 auto sqrt(const A& a) {
   return impl::make_unary<impl::UnOp::sqrt, impl::floating_t<impl::value_of<A>>>(a);
 }
+/// Element-wise e^a (integers as double). Local.
 template <class A, impl::if_operand<A> = 0>
 auto exp(const A& a) {
   return impl::make_unary<impl::UnOp::exp, impl::floating_t<impl::value_of<A>>>(a);
 }
+/// Element-wise natural logarithm (integers as double). Local.
 template <class A, impl::if_operand<A> = 0>
 auto log(const A& a) {
   return impl::make_unary<impl::UnOp::log, impl::floating_t<impl::value_of<A>>>(a);
 }
+/// Element-wise sine (integers as double). Local.
 template <class A, impl::if_operand<A> = 0>
 auto sin(const A& a) {
   return impl::make_unary<impl::UnOp::sin, impl::floating_t<impl::value_of<A>>>(a);
 }
+/// Element-wise cosine (integers as double). Local.
 template <class A, impl::if_operand<A> = 0>
 auto cos(const A& a) {
   return impl::make_unary<impl::UnOp::cos, impl::floating_t<impl::value_of<A>>>(a);
@@ -175,6 +216,7 @@ template <class U, class A, impl::if_operand<A> = 0>
 auto astype(const A& a) {
   return impl::make_unary<impl::UnOp::cast, U>(a);
 }
+/// Element-wise a ** b (NumPy's power). Local.
 template <class A, class B, impl::if_binary<A, B> = 0>
 auto pow(const A& a, const B& b) {
   return impl::make_binary<impl::BinOp::pow>(a, b);
@@ -184,6 +226,7 @@ template <class A, class B, impl::if_binary<A, B> = 0>
 auto minimum(const A& a, const B& b) {
   return impl::make_binary<impl::BinOp::minimum>(a, b);
 }
+/// Element-wise maximum (NumPy's maximum; not the reduction max). Local.
 template <class A, class B, impl::if_binary<A, B> = 0>
 auto maximum(const A& a, const B& b) {
   return impl::make_binary<impl::BinOp::maximum>(a, b);

@@ -61,6 +61,7 @@ Distribution<N> whole_here(bool here, const std::common_type_t<Index<N>>& shape)
 template <class T, int N, class M>
 std::vector<T> gather(const typename M::execution_space& exec, const Array<T, N, M>& a, int root = 0) {
   const char* fn = "spmd::gather";
+  const impl::Region region("spmd::gather::gather");
   const Comm& comm = a.comm();
   impl::check_root(fn, comm, root);
   const Distribution<N> to = impl::whole_here<N>(comm.rank() == root, a.shape());
@@ -69,6 +70,7 @@ std::vector<T> gather(const typename M::execution_space& exec, const Array<T, N,
       .apply(exec, whole, a);
   return to.is_null() ? std::vector<T>() : impl::owned_to_host(whole);
 }
+/// gather() on a default instance. Collective.
 template <class T, int N, class M>
 std::vector<T> gather(const Array<T, N, M>& a, int root = 0) {
   return gather(typename M::execution_space(), a, root);
@@ -78,6 +80,7 @@ std::vector<T> gather(const Array<T, N, M>& a, int root = 0) {
 template <class T, int N, class M>
 std::vector<T> allgather(const typename M::execution_space& exec, const Array<T, N, M>& a) {
   const char* fn = "spmd::allgather";
+  const impl::Region region("spmd::gather::allgather");
   const Distribution<N> to = impl::whole_here<N>(true, a.shape());
   const Array<T, N, M> whole(to, Label{fn}, Init::none);
   impl::RegionPlan<T, N, N, M>(a.comm(), a.distribution(), impl::Selection<N, N>::identity(), to, Backend::automatic,
@@ -85,6 +88,7 @@ std::vector<T> allgather(const typename M::execution_space& exec, const Array<T,
       .apply(exec, whole, a);
   return impl::owned_to_host(whole);
 }
+/// allgather() on a default instance. Collective.
 template <class T, int N, class M>
 std::vector<T> allgather(const Array<T, N, M>& a) {
   return allgather(typename M::execution_space(), a);
@@ -98,6 +102,7 @@ template <class T, int N, class M>
 void scatter(const typename M::execution_space& exec, const Array<T, N, M>& a, const std::vector<T>& global,
              int root = 0) {
   const char* fn = "spmd::scatter";
+  const impl::Region region("spmd::gather::scatter");
   const Comm& comm = a.comm();
   impl::check_root(fn, comm, root);
   comm.check(comm.rank() != root || static_cast<index_t>(global.size()) == a.size(),
@@ -112,6 +117,7 @@ void scatter(const typename M::execution_space& exec, const Array<T, N, M>& a, c
   impl::RegionPlan<T, N, N, M>(comm, from, impl::Selection<N, N>::identity(), a.distribution(), Backend::automatic, fn)
       .apply(exec, a, whole);
 }
+/// scatter() on a default instance. Collective.
 template <class T, int N, class M>
 void scatter(const Array<T, N, M>& a, const std::vector<T>& global, int root = 0) {
   scatter(typename M::execution_space(), a, global, root);

@@ -41,7 +41,9 @@ namespace spmd {
 template <class T, int N, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 class HaloExchange {
  public:
+  /// The arrays' memory space.
   using memory_space = MemorySpace;
+  /// The execution space of the pack/unpack kernels.
   using execution_space = typename MemorySpace::execution_space;
   /// Most arrays one exchange can move.
   static constexpr int max_fields = impl::max_fields;
@@ -52,6 +54,8 @@ class HaloExchange {
   /// communicator, and may create its NCCL communicator).
   explicit HaloExchange(const Distribution<N>& dist, Pattern pattern = Pattern::box)
       : HaloExchange(dist, pattern, dist.halo()) {}
+  /// An exchange of the halo `width` (per axis, at most the distribution's), moving data with
+  /// `backend`. Collective.
   HaloExchange(const Distribution<N>& dist, Pattern pattern, const std::array<int, N>& width,
                Backend backend = Backend::automatic)
       : dist_(dist), pattern_(pattern), width_(width) {
@@ -61,6 +65,7 @@ class HaloExchange {
         throw Error(impl::str(fn, ": width ", impl::shape_str(width), " must lie between 0 and the halo ",
                               impl::shape_str(dist.halo()), " on every axis"),
                     true);
+    const impl::Region region("spmd::halo::plan");
     auto l = impl::halo_layout(dist, pattern, width);
     msgs_.emplace(dist.comm(), std::move(l.sends), l.send_total, std::move(l.recvs), l.recv_total, backend, fn,
                   "spmd::halo");
@@ -107,6 +112,7 @@ class HaloExchange {
     (one(arrays), ...);
     start(exec, n);
   }
+  /// begin() on a default instance. Neighbour-collective.
   template <class... A, std::enable_if_t<(sizeof...(A) > 0) && !(Kokkos::is_execution_space<A>::value || ...), int> = 0>
   void begin(const A&... arrays) {
     begin(execution_space(), arrays...);
@@ -114,6 +120,7 @@ class HaloExchange {
   /// Finish the exchange started by begin(), on begin()'s instance. Neighbour-collective.
   void end() {
     if (!active_) throw Error("spmd::HaloExchange::end: no exchange in progress (call begin() first)");
+    const impl::Region region("spmd::halo::end");
     active_ = false;
     const execution_space exec = *exec_;
     msgs_->wait_receives(exec);
@@ -140,13 +147,17 @@ class HaloExchange {
   Backend backend() const { return msgs_->backend(); }
   /// True when device data is staged through host buffers for MPI. Local.
   bool staged() const { return msgs_->staged(); }
+  /// The plan's distribution. Local.
   const Distribution<N>& distribution() const { return dist_; }
+  /// The plan's pattern. Local.
   Pattern pattern() const { return pattern_; }
+  /// The halo width the plan fills. Local.
   const std::array<int, N>& width() const { return width_; }
 
  private:
   template <class Exec>
   void start(const Exec& exec, int n) {
+    const impl::Region region("spmd::halo::begin");
     msgs_->reserve(n);
     nfields_ = n;
     exec_ = exec;
@@ -174,7 +185,9 @@ class HaloExchange {
 template <class T, int N, class MemorySpace>
 class HaloRequest {
  public:
+  /// The exchange in progress on `plan` (Array::halo_begin makes it). Local.
   explicit HaloRequest(std::shared_ptr<HaloExchange<T, N, MemorySpace>> plan) : plan_(std::move(plan)) {}
+  /// Takes over the exchange. Local.
   HaloRequest(HaloRequest&&) noexcept = default;
   /// Finishes the exchange this request held (if any) before taking the other's.
   HaloRequest& operator=(HaloRequest&& o) noexcept {

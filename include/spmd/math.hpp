@@ -23,6 +23,7 @@ using Kokkos::Experimental::log;
 using Kokkos::Experimental::pow;
 using Kokkos::Experimental::sin;
 using Kokkos::Experimental::sqrt;
+/// |x| (Kokkos 3.4 has no device abs for every type). Device-callable.
 template <class T>
 KOKKOS_INLINE_FUNCTION T abs(T x) {
   return x < T(0) ? -x : x;

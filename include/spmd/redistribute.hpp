@@ -18,6 +18,7 @@ namespace spmd {
 template <class T, int N, class Mem = DefaultMemorySpace>
 class Redistribution {
  public:
+  /// The execution space of the copies.
   using execution_space = typename Mem::execution_space;
   /// Plan from `from` to `to` over `from`'s communicator. On ranks outside `to`'s
   /// sub-communicator pass a null Distribution<N>() as `to`. Collective over from.comm(); throws
@@ -32,12 +33,16 @@ class Redistribution {
   /// Copy the owned points of `src` into the owned points of `dst` (halos untouched), on `exec`.
   /// Either may be a null Array on ranks that do not hold its distribution. Collective.
   void apply(const execution_space& exec, const Array<T, N, Mem>& dst, const Array<T, N, Mem>& src) const {
+    const impl::Region region("spmd::redistribute::apply");
     plan_.apply(exec, dst, src);
   }
-  void apply(const Array<T, N, Mem>& dst, const Array<T, N, Mem>& src) const { plan_.apply(dst, src); }
-  /// Messages this rank sends / receives per apply, and the backend. Local.
+  /// apply() on a default instance. Collective.
+  void apply(const Array<T, N, Mem>& dst, const Array<T, N, Mem>& src) const { apply(execution_space(), dst, src); }
+  /// Messages this rank sends per apply. Local.
   int num_sends() const { return plan_.num_sends(); }
+  /// Messages this rank receives per apply. Local.
   int num_recvs() const { return plan_.num_recvs(); }
+  /// The backend the plan uses. Local.
   Backend backend() const { return plan_.backend(); }
 
  private:
@@ -50,8 +55,10 @@ class Redistribution {
 /// Collective.
 template <class T, int N, class Mem>
 void redistribute(const typename Mem::execution_space& exec, const Array<T, N, Mem>& dst, const Array<T, N, Mem>& src) {
+  const impl::Region region("spmd::redistribute::redistribute");
   Redistribution<T, N, Mem>(dst.distribution(), src.distribution()).apply(exec, dst, src);
 }
+/// redistribute() on a default instance. Collective.
 template <class T, int N, class Mem>
 void redistribute(const Array<T, N, Mem>& dst, const Array<T, N, Mem>& src) {
   redistribute(typename Mem::execution_space(), dst, src);
@@ -61,6 +68,7 @@ void redistribute(const Array<T, N, Mem>& dst, const Array<T, N, Mem>& src) {
 /// a's communicator, halo widths swapped (halos zero). Collective.
 template <class T, class Mem>
 Array<T, 2, Mem> transpose(const Array<T, 2, Mem>& a) {
+  const impl::Region region("spmd::redistribute::transpose");
   impl::DistributionOptions opts;
   opts.halo = {a.halo()[1], a.halo()[0]};
   const Distribution<2> to(a.comm(), Index<2>{a.extent(1), a.extent(0)}, opts);

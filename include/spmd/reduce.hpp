@@ -42,8 +42,9 @@ template <class X>
 using elem_of = typename node_t<X>::value_type;
 
 /// Every exec-first reduction checks its instance at compile time, naming itself.
-#define SPMD_CHECK_REDUCE_EXEC(fn)                                             \
-  static_assert(std::is_same_v<Exec, impl::exec_of<X>>, fn ": the execution " \
+#define SPMD_CHECK_REDUCE_EXEC(fn)                         \
+  static_assert(std::is_same_v<Exec, impl::exec_of<X>>, fn \
+                ": the execution "                         \
                 "space instance must be of the operand's execution space")
 /// Global index of view index `lin` (row-major over `shape`). Local.
 template <std::size_t R>
@@ -179,66 +180,82 @@ auto argmax(const Exec& exec, const X& x) {
 
 // ---- the same on a default instance of the operand's execution space ---------------------------
 
+/// sum() on a default instance of the operand's execution space (so are the ones below). Collective.
 template <class X, impl::if_reducible<X> = 0>
 auto sum(const X& x) {
   return sum(impl::exec_of<X>(), x);
 }
+/// prod() on a default instance. Collective.
 template <class X, impl::if_reducible<X> = 0>
 auto prod(const X& x) {
   return prod(impl::exec_of<X>(), x);
 }
+/// min() on a default instance. Collective.
 template <class X, impl::if_reducible<X> = 0>
 auto min(const X& x) {
   return min(impl::exec_of<X>(), x);
 }
+/// max() on a default instance. Collective.
 template <class X, impl::if_reducible<X> = 0>
 auto max(const X& x) {
   return max(impl::exec_of<X>(), x);
 }
+/// mean() on a default instance. Collective.
 template <class X, impl::if_reducible<X> = 0>
 auto mean(const X& x) {
   return mean(impl::exec_of<X>(), x);
 }
+/// norm2() on a default instance. Collective.
 template <class X, impl::if_reducible<X> = 0>
 auto norm2(const X& x) {
   return norm2(impl::exec_of<X>(), x);
 }
+/// norm_inf() on a default instance. Collective.
 template <class X, impl::if_reducible<X> = 0>
 auto norm_inf(const X& x) {
   return norm_inf(impl::exec_of<X>(), x);
 }
+/// dot() on a default instance. Collective.
 template <class A, class B, impl::if_reducible<A> = 0, impl::if_reducible<B> = 0>
 auto dot(const A& a, const B& b) {
   return dot(impl::exec_of<A>(), a, b);
 }
+/// count_nonzero() on a default instance. Collective.
 template <class X, impl::if_reducible<X> = 0>
 index_t count_nonzero(const X& x) {
   return count_nonzero(impl::exec_of<X>(), x);
 }
+/// count_if() on a default instance. Collective.
 template <class X, class P, impl::if_reducible<X> = 0, std::enable_if_t<!impl::is_operand_v<P>, int> = 0>
 index_t count_if(const X& x, const P& pred) {
   return count_if(impl::exec_of<X>(), x, pred);
 }
+/// any_of() on a default instance. Collective.
 template <class X, impl::if_reducible<X> = 0>
 bool any_of(const X& x) {
   return any_of(impl::exec_of<X>(), x);
 }
+/// all_of() on a default instance. Collective.
 template <class X, impl::if_reducible<X> = 0>
 bool all_of(const X& x) {
   return all_of(impl::exec_of<X>(), x);
 }
+/// any_of() with a predicate on a default instance. Collective.
 template <class X, class P, impl::if_reducible<X> = 0, std::enable_if_t<!impl::is_operand_v<P>, int> = 0>
 bool any_of(const X& x, const P& pred) {
   return any_of(impl::exec_of<X>(), x, pred);
 }
+/// all_of() with a predicate on a default instance. Collective.
 template <class X, class P, impl::if_reducible<X> = 0, std::enable_if_t<!impl::is_operand_v<P>, int> = 0>
 bool all_of(const X& x, const P& pred) {
   return all_of(impl::exec_of<X>(), x, pred);
 }
+/// argmin() on a default instance. Collective.
 template <class X, impl::if_reducible<X> = 0>
 auto argmin(const X& x) {
   return argmin(impl::exec_of<X>(), x);
 }
+/// argmax() on a default instance. Collective.
 template <class X, impl::if_reducible<X> = 0>
 auto argmax(const X& x) {
   return argmax(impl::exec_of<X>(), x);
@@ -278,6 +295,7 @@ void allreduce(const Exec& exec, const Comm& comm, const View& v, Op op, Backend
   comm.allreduce(host.data(), static_cast<int>(n), op);
   Kokkos::deep_copy(flat, host);  // blocking: `host` is freed on return
 }
+/// allreduce() of a View on a default instance. Collective.
 template <class View>
 void allreduce(const Comm& comm, const View& v, Op op, Backend backend = Backend::automatic) {
   allreduce(typename View::execution_space(), comm, v, op, backend);

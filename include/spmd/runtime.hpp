@@ -15,7 +15,12 @@ namespace spmd {
 /// In a GPU build each rank takes one GPU, chosen by its node-local rank. When a node has more
 /// ranks than GPUs the constructor throws, unless sharing is allowed with `--spmd-share-gpus` or
 /// SPMD_SHARE_GPUS=1. Options it understands (removed from argv, so apps never see them):
-///   --spmd-share-gpus      let several ranks of a node share a GPU
+///   --spmd-share-gpus      let several ranks of a node share a GPU (or SPMD_SHARE_GPUS=1)
+///   --spmd-log-view        record the library's profiling regions and print a summary from
+///                          rank 0 when the Runtime is destroyed (or SPMD_LOG_VIEW=1; one rank
+///                          asking is enough; docs/profiling.md)
+/// Any other `--spmd-*` option is an error, agreed on over MPI_COMM_WORLD: when even one rank was
+/// given one, every rank throws the same collective spmd::Error (before Kokkos is initialized).
 /// Kokkos options (--kokkos-threads=N, ...) are passed on to Kokkos and then also removed.
 ///
 /// It also installs a terminate handler: an exception escaping main() is printed once (by rank 0
@@ -25,6 +30,7 @@ namespace spmd {
 /// Collective over MPI_COMM_WORLD (construction and destruction).
 class Runtime {
  public:
+  /// MPI, then Kokkos, with the options above taken out of argv. Collective over MPI_COMM_WORLD.
   Runtime(int& argc, char**& argv);
   ~Runtime();
   Runtime(const Runtime&) = delete;
@@ -38,7 +44,9 @@ class Runtime {
   static std::string backend();
 
  private:
+  void print_log_view() const noexcept;
   bool owns_mpi_ = false;
+  bool log_view_ = false;
   int device_id_ = -1;
   std::optional<Comm> world_;
 };

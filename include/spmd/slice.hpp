@@ -41,19 +41,19 @@ namespace spmd {
 
 /// An omitted slice start or stop (Python's None): `spmd::slice(spmd::none, spmd::none, -1)`.
 struct None {};
-inline constexpr None none{};
+inline constexpr None none{};  ///< the omitted start or stop
 
 /// A whole axis (Python's `:`).
 struct All {};
-inline constexpr All all{};
+inline constexpr All all{};  ///< a whole axis
 
 /// start:stop:step of one axis, before normalisation against the axis length.
 struct Slice {
-  index_t start = 0;
-  index_t stop = 0;
-  index_t step = 1;
-  bool has_start = false;
-  bool has_stop = false;
+  index_t start = 0;       ///< first index (negative: from the end)
+  index_t stop = 0;        ///< one past the last (negative: from the end)
+  index_t step = 1;        ///< stride (negative: backwards)
+  bool has_start = false;  ///< false: start omitted (Python's None)
+  bool has_stop = false;   ///< false: stop omitted
 };
 
 /// `spmd::slice(start, stop, step)` is Python's `start:stop:step`; pass spmd::none for an omitted
@@ -61,12 +61,15 @@ struct Slice {
 inline Slice slice(index_t start, index_t stop, index_t step = 1) {
   return Slice{start, stop, step, true, true};
 }
+/// `:stop:step` (an omitted start). Local.
 inline Slice slice(None, index_t stop, index_t step = 1) {
   return Slice{0, stop, step, false, true};
 }
+/// An omitted stop (Python's `start:` with a step). Local.
 inline Slice slice(index_t start, None, index_t step = 1) {
   return Slice{start, 0, step, true, false};
 }
+/// Start and stop omitted: only a step. Local.
 inline Slice slice(None, None, index_t step = 1) {
   return Slice{0, 0, step, false, false};
 }
@@ -204,13 +207,21 @@ auto slice_selection(const char* fn, const Selection<N, M>& base, const std::com
 template <class T, int M, int N, class MemorySpace = DefaultMemorySpace>
 class ArrayView {
  public:
+  /// The element type.
   using value_type = T;
+  /// The parent's memory space.
   using memory_space = MemorySpace;
+  /// The parent's execution space.
   using execution_space = typename MemorySpace::execution_space;
+  /// The parent array's type.
   using parent_type = Array<T, N, MemorySpace>;
+  /// The affine selection of the parent's indices.
   using selection_type = impl::Selection<N, M>;
+  /// The view's (global) index type.
   using index_type = Index<M>;
+  /// Marks views as expression operands.
   using spmd_expression = void;
+  /// Number of axes of the view.
   static constexpr int rank = M;
 
   /// The view of `parent` whose index j is parent index sel(j), j in [0, shape). Local.
@@ -218,15 +229,23 @@ class ArrayView {
       : parent_(impl::share(parent)), sel_(sel), shape_(shape) {}
   /// Another handle on the same view (the parent's storage stays shared). Local.
   ArrayView(const ArrayView& o) : parent_(impl::share(o.parent_)), sel_(o.sel_), shape_(o.shape_) {}
+  /// Moves the handle (no elements are written). Local.
   ArrayView(ArrayView&&) = default;
 
   // ---- queries (all Local) --------------------------------------------------------------------
+  /// The array whose storage the view shares. Local.
   const parent_type& parent() const { return parent_; }
+  /// The selection of the parent's indices. Local.
   const selection_type& selection() const { return sel_; }
+  /// The view's shape. Local.
   const index_type& shape() const { return shape_; }
+  /// The view's extent along axis d. Local.
   index_t extent(int d) const { return shape_[d]; }
+  /// Number of elements of the view. Local.
   index_t size() const { return Box<M>{index_type{}, shape_}.size(); }
+  /// The parent's communicator. Local.
   const Comm& comm() const { return parent_.comm(); }
+  /// The parent's label. Local.
   std::string label() const { return parent_.label(); }
   /// "label[start:stop:step, index, ...]" in Python notation (for error messages). Local.
   std::string describe() const;
@@ -246,6 +265,7 @@ class ArrayView {
     assign(*this, w);
     return *this;
   }
+  /// Writes w's elements (as the copy assignment). Collective.
   ArrayView& operator=(ArrayView&& w) {
     assign(*this, w);
     return *this;
@@ -262,16 +282,19 @@ class ArrayView {
     assign(*this, *this + e);
     return *this;
   }
+  /// v = v - e, one fused kernel. Collective.
   template <class E>
   ArrayView& operator-=(const E& e) {
     assign(*this, *this - e);
     return *this;
   }
+  /// v = v * e, one fused kernel. Collective.
   template <class E>
   ArrayView& operator*=(const E& e) {
     assign(*this, *this * e);
     return *this;
   }
+  /// v = v / e, one fused kernel. Collective.
   template <class E>
   ArrayView& operator/=(const E& e) {
     assign(*this, *this / e);

@@ -562,6 +562,7 @@ std::string inspect_or_reason(const std::string& path, const Comm& comm, const c
 void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, const Attributes& attributes,
                  const SaveOptions& options, const std::string& run_id) {
   const char* fn = "spmd::io::save";
+  const spmd::impl::Region region("spmd::io::save");
   if (blocks.empty()) throw Error(str(fn, ": no arrays to save to '", path, "'"), true);
   const Comm& comm = blocks.front().comm;
   {
@@ -682,6 +683,7 @@ void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, 
 
 void load_block(const std::string& path, const HostBlock& b, const LoadOptions& options) {
   const char* fn = "spmd::io::load";
+  const spmd::impl::Region region("spmd::io::load");
   const Comm& comm = b.comm;
   const FileInfo info = inspect_agreed(path, comm, fn);
   const DatasetInfo* d = info.find(b.name);
@@ -752,6 +754,7 @@ Attributes read_attributes(const std::string& path, const Comm& comm) {
 // ---- verify ----------------------------------------------------------------------------------------
 
 std::string verify(const std::string& path, const Comm& comm) {
+  const spmd::impl::Region region("spmd::io::verify");
   const char* fn = "spmd::io::verify";
   FileInfo info;
   if (std::string reason = impl::inspect_or_reason(path, comm, fn, info); !reason.empty()) return reason;
@@ -965,6 +968,7 @@ void CheckpointSeries::claim(bool continuing) {
 void CheckpointSeries::save(std::int64_t step, const std::vector<Dataset>& datasets, Attributes attributes,
                             const SaveOptions& options) const {
   const char* fn = "spmd::io::CheckpointSeries::save";
+  const spmd::impl::Region region("spmd::io::checkpoint_save");
   ensure_run_id();
   const std::string target = path(step);
   {  // Never replace a checkpoint of another run (an unreadable file in its place is replaced).

@@ -331,7 +331,7 @@ bool may_overlap(const Selection<N, M>& a, const std::common_type_t<Index<M>>& s
 
 template <class Exec, class T, class Mem, class Src, int M>
 void launch_lagged(const Exec& exec, ExprState<T, Mem>& st, const DstDev<T, M>& dst, const Src& src, const Box<M>& box,
-                   const index_t reach, const bool contig) {
+                   const index_t reach, const bool contig, const char* label) {
   LaggedAssign<DstDev<T, M>, Src, M, false> k{dst, src, {}, 0, 0, 0, 0, nullptr, nullptr, false};
   for (int d = 0; d < M; ++d) k.ext[d] = box.extent(d);
   if constexpr (M == 1) {
@@ -353,10 +353,10 @@ void launch_lagged(const Exec& exec, ExprState<T, Mem>& st, const DstDev<T, M>& 
   k.edge = k.ring + k.nbands * (k.lag + 1) * k.unit;
   const auto policy = ItemPolicy<Exec>(exec, 0, k.nbands);
   auto run = [&](auto kernel) {
-    Kokkos::parallel_for("spmd::expr::assign_lagged", policy, kernel);
+    Kokkos::parallel_for(label ? label : "spmd::expr::assign_lagged", policy, kernel);
     if (kernel.lag == 0) return;
     kernel.phase2 = true;
-    Kokkos::parallel_for("spmd::expr::assign_lagged_edges", policy, kernel);
+    Kokkos::parallel_for(label ? label : "spmd::expr::assign_lagged_edges", policy, kernel);
   };
   if (contig)
     run(LaggedAssign<DstDev<T, M>, Src, M, true>{k.dst, k.src, k.ext, k.unit, k.nunits, k.lag, k.nbands, k.ring, k.edge,
@@ -409,6 +409,7 @@ Binding<M, terminal_count<E>::value> resolve(const Exec& exec, const char* fn, c
       }
       return;
     }
+    const Region region("spmd::expr::move");
     bool filled = false;
     auto& m = find_move(st, tp, o, ts, fn, &expr_slot(o.parent()), &filled);
     using Tmp = std::decay_t<decltype(m.temp)>;
@@ -429,10 +430,12 @@ bool contiguous(const Binding<M, K>& b, const std::common_type_t<Kokkos::Array<i
 }
 
 /// dst = e on `exec`, dst a view (see expr.hpp's file comment). `state`: the cache to use
-/// (default: the destination array's own).
+/// (default: the destination array's own). `label`: the user's name for the kernels that
+/// evaluate e (default: spmd::expr::assign, or assign_lagged / assign_lagged_edges /
+/// assign_buffered when dst is read at other positions; the copy back keeps its own name).
 template <class Exec, class Td, int M, int Nd, class Mem, class E>
 void assign_expr(const Exec& exec, const ArrayView<Td, M, Nd, Mem>& dst, const E& e, const char* fn,
-                 ExprState<Td, Mem>* state = nullptr) {
+                 ExprState<Td, Mem>* state = nullptr, const char* label = nullptr) {
   static_assert(E::rank == M || E::rank == 0,
                 "spmd::assign: the expression has another number of axes than the destination");
   const auto& tp = dst.parent();
@@ -444,12 +447,14 @@ void assign_expr(const Exec& exec, const ArrayView<Td, M, Nd, Mem>& dst, const E
                   true);
   }
   ExprState<Td, Mem>& st = state ? *state : expr_state(tp);
+  const Region timer(label ? label : "spmd::expr::assign", KernelName{});
   const Box<M> box = dst.owned();
   // A view of another array that cannot be read in place: one plan straight into the destination.
   auto name = [&] { return "destination " + dst.describe(); };
   if constexpr (is_view<E>::value && std::is_same_v<typename E::value_type, Td>) {
     if (classify(fn, e, tp, dst.selection(), name) == Access::moved) {
       st.epoch = st.clock + 1;
+      const Region region("spmd::expr::move");
       find_move(st, tp, e, dst.selection(), fn).plan->apply(exec, tp, e.parent());
       return;
     }
@@ -460,7 +465,7 @@ void assign_expr(const Exec& exec, const ArrayView<Td, M, Nd, Mem>& dst, const E
   Source<M> d = source_of(tp, dst.selection(), box);
   DstDev<Td, M> out{static_cast<Td*>(const_cast<void*>(d.data)), d.coef};
   if (!alias.aliased) {
-    launch_assign(exec, "spmd::expr::assign", out, src, box, contiguous(b, d.coef));
+    launch_assign(exec, label ? label : "spmd::expr::assign", out, src, box, contiguous(b, d.coef));
     return;
   }
   if (box.empty()) return;
@@ -468,7 +473,7 @@ void assign_expr(const Exec& exec, const ArrayView<Td, M, Nd, Mem>& dst, const E
   // behind (LaggedAssign); on a device: into a buffer, then copied back.
   if constexpr (host_accessible<typename Exec::memory_space>()) {
     if (!testing::knobs().buffered_alias) {
-      launch_lagged(exec, st, out, src, box, alias.reach, contiguous(b, d.coef));
+      launch_lagged(exec, st, out, src, box, alias.reach, contiguous(b, d.coef), label);
       return;
     }
   }
@@ -476,7 +481,8 @@ void assign_expr(const Exec& exec, const ArrayView<Td, M, Nd, Mem>& dst, const E
   if (st.scratch.extent(0) < n)
     st.scratch = Kokkos::View<Td*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::expr::scratch"), n);
   const Kokkos::Array<index_t, M> cc = compact_coef(box);
-  launch_assign(exec, "spmd::expr::assign_buffered", DstDev<Td, M>{st.scratch.data(), cc}, src, box, contiguous(b, cc));
+  launch_assign(exec, label ? label : "spmd::expr::assign_buffered", DstDev<Td, M>{st.scratch.data(), cc}, src, box,
+                contiguous(b, cc));
   launch_assign(exec, "spmd::expr::copy_back", out, TermDev<Td, M>{st.scratch.data(), cc}, box, d.coef[M - 1] == 1);
 }
 
@@ -504,6 +510,7 @@ auto bind_for_reduction(const Exec& exec, const char* fn, const E& e, const Run&
 /// fn names the public function in errors, label the kernel. Collective.
 template <Combine C, Map F, class Acc, class Exec, class E>
 Acc reduce_expr(const Exec& exec, const char* fn, const char* label, const E& e) {
+  const Region timer(label, KernelName{});  // Kokkos Tools sees the kernel of the same name
   const Acc local = bind_for_reduction(exec, fn, e, [&](const auto& src, const auto& box, bool contig, const auto&) {
     return launch_reduce<Rule<C, Acc>, F>(exec, label, src, box, contig);
   });
@@ -514,6 +521,7 @@ Acc reduce_expr(const Exec& exec, const char* fn, const char* label, const E& e)
 /// index first among equals, on `exec`; the same on every rank. Collective.
 template <bool Less, class Exec, class E>
 index_t arg_expr(const Exec& exec, const char* fn, const char* label, const E& e) {
+  const Region timer(label, KernelName{});  // Kokkos Tools sees the kernel of the same name
   using V = typename E::value_type;
   using R = ArgRule<V, Less>;
   constexpr int M = E::rank;

@@ -33,6 +33,7 @@
 #include "spmd/comm.hpp"
 #include "spmd/impl/backend.hpp"
 #include "spmd/impl/ndrange.hpp"
+#include "spmd/impl/profiling.hpp"
 
 namespace spmd::impl {
 
@@ -133,6 +134,11 @@ class MessagePlan {
   void start(const Exec& exec) const {
     requests_.clear();
     if (!has_messages()) return;
+    if (profiling::recording) {
+      std::size_t sent = 0;
+      for (const auto& m : sends_) sent += static_cast<std::size_t>(bytes(m));
+      profiling::count_messages(sent, sends_.size());
+    }
     if (backend_ == Backend::nccl) {
       p2p_send_.clear();
       p2p_recv_.clear();

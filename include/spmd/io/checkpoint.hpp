@@ -53,11 +53,13 @@ constexpr ElementType element_type() {
     static_assert(sizeof(U) == 0, "spmd::io: element type must be float, double or a 32/64-bit integer");
 }
 
+/// Options of io::save.
 struct SaveOptions {
-  bool xdmf = true;  // write the .xmf sidecar for the 2-D and 3-D datasets
+  bool xdmf = true;  ///< write the .xmf sidecar for the 2-D and 3-D datasets
 };
+/// Options of io::load and io::load_into.
 struct LoadOptions {
-  bool verify_checksum = true;  // recompute the checksum of what was read and compare
+  bool verify_checksum = true;  ///< recompute the checksum of what was read and compare
 };
 
 namespace impl {
@@ -122,8 +124,10 @@ std::uint32_t checksum_block(const HostBlock& block);
 /// device arrays as a host copy taken here). Local.
 class Dataset {
  public:
+  /// Array `a` saved as dataset `name`. Local.
   template <class T, int N, class M>
   Dataset(std::string name, const Array<T, N, M>& a) : block_(impl::host_block(std::move(name), a)) {}
+  /// The owned block on the host, with its name and place in the global array. Local.
   const impl::HostBlock& block() const { return block_; }
 
  private:
@@ -192,7 +196,7 @@ std::string verify(const std::string& path, const Comm& comm);
 /// Collective over comm.
 std::string new_run_id(const Comm& comm);
 
-/// A series of checkpoints `<prefix>.<step, 10 digits>.h5` of one run, of which the newest `keep`
+/// A series of checkpoints `PREFIX.STEP.h5` (STEP: 10 digits) of one run, of which the newest `keep`
 /// are kept.
 ///
 ///   io::CheckpointSeries series(comm, "out/heat", 2);
@@ -222,12 +226,12 @@ class CheckpointSeries {
 
   /// One file of the prefix as claim() and find_latest() see it.
   struct File {
-    std::int64_t step = 0;
-    std::string path;
-    std::string run_id;   // "" when the file has none or cannot be read
-    std::string problem;  // "" when the metadata is valid, else why not
+    std::int64_t step = 0;  ///< the step in the file's name
+    std::string path;       ///< the file
+    std::string run_id;     ///< "" when the file has none or cannot be read
+    std::string problem;    ///< "" when the metadata is valid, else why not
   };
-  /// Every file `<prefix>.<digits>.h5` present now with its run id, ascending by step. Rank 0
+  /// Every file `PREFIX.DIGITS.h5` of the series present now with its run id, ascending by step. Rank 0
   /// reads the metadata (not the data). Collective.
   std::vector<File> files() const;
 
@@ -242,8 +246,8 @@ class CheckpointSeries {
   /// The result of find_latest(): the newest valid file (if any) and the newer ones skipped, with
   /// the reason each was skipped (newest first).
   struct Latest {
-    std::optional<std::string> path;
-    std::vector<std::pair<std::string, std::string>> skipped;
+    std::optional<std::string> path;                           ///< the newest valid file, if any
+    std::vector<std::pair<std::string, std::string>> skipped;  ///< newer files and why each was skipped
   };
   /// The newest checkpoint of the series that verify() accepts (valid metadata, every checksum
   /// right), and the invalid newer ones it skipped. Collective.
@@ -251,7 +255,9 @@ class CheckpointSeries {
   /// find_latest().path. Collective.
   std::optional<std::string> latest() const;
 
+  /// The prefix of the series' file names. Local.
   const std::string& prefix() const { return prefix_; }
+  /// How many of the newest files are kept. Local.
   int keep() const { return keep_; }
   /// The run id of the series ("" until claim(), save() or set_run_id() gives it one). Local.
   const std::string& run_id() const { return *run_id_; }

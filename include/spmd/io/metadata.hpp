@@ -40,18 +40,19 @@ std::size_t element_size(ElementType t);
 
 /// What a checkpoint file holds, as read by inspect().
 struct DatasetInfo {
-  std::string name;
-  ElementType type = ElementType::float64;
-  std::vector<index_t> shape;
-  std::uint32_t checksum = 0;  // CRC-32 of the little-endian row-major bytes
+  std::string name;                         ///< the dataset's name
+  ElementType type = ElementType::float64;  ///< its element type
+  std::vector<index_t> shape;               ///< its global shape
+  std::uint32_t checksum = 0;               ///< CRC-32 of the little-endian row-major bytes
 };
+/// A checkpoint file's metadata, as read by inspect().
 struct FileInfo {
-  std::string path;
-  std::int64_t format_version = 0;
-  std::string library_version;
-  std::string run_id;  // the run the file belongs to (CheckpointSeries), "" when none is recorded
-  std::vector<DatasetInfo> datasets;
-  Attributes attributes;  // the user's attributes
+  std::string path;                   ///< the file
+  std::int64_t format_version = 0;    ///< the checkpoint format's version
+  std::string library_version;        ///< the spmdarray version that wrote it
+  std::string run_id;                 ///< the run it belongs to (CheckpointSeries), "" when none
+  std::vector<DatasetInfo> datasets;  ///< its datasets, in file order
+  Attributes attributes;              ///< the user's attributes
   /// The dataset called `name`, or nullptr. Local.
   const DatasetInfo* find(const std::string& name) const;
 };
@@ -59,32 +60,35 @@ struct FileInfo {
 /// An attribute as HDF5 reports it, before any judgement: its class, the number of elements of
 /// its dataspace and, for the classes the library writes, its values.
 struct RawValue {
+  /// The attribute's HDF5 class.
   enum class Kind { integer, real, string, other };
-  Kind kind = Kind::other;
-  std::uint64_t points = 0;        // elements in the attribute's dataspace (1 for a scalar)
-  std::vector<std::int64_t> ints;  // integer attributes (all elements, when few)
-  std::vector<double> reals;       // real attributes (all elements, when few)
-  std::string text;                // string attributes (scalar)
+  Kind kind = Kind::other;         ///< its class
+  std::uint64_t points = 0;        ///< elements in the attribute's dataspace (1 for a scalar)
+  std::vector<std::int64_t> ints;  ///< integer attributes (all elements, when few)
+  std::vector<double> reals;       ///< real attributes (all elements, when few)
+  std::string text;                ///< string attributes (scalar)
 };
+/// Attributes by name, as HDF5 reports them.
 using RawAttributes = std::map<std::string, RawValue>;
 
 /// A dataset as HDF5 reports it: dataspace extents and the stored (file) datatype.
 struct RawDataset {
-  std::string name;
-  std::vector<std::uint64_t> dims;  // the dataspace's extents
+  std::string name;                 ///< the dataset's name
+  std::vector<std::uint64_t> dims;  ///< the dataspace's extents
+  /// The stored datatype's HDF5 class.
   enum class Class { integer, real, other };
-  Class type_class = Class::other;
-  std::size_t type_size = 0;  // bytes
-  bool type_signed = false;   // integers
-  bool little_endian = true;
-  RawAttributes attributes;
+  Class type_class = Class::other;  ///< its class
+  std::size_t type_size = 0;        ///< bytes per element
+  bool type_signed = false;         ///< integers: signed
+  bool little_endian = true;        ///< byte order
+  RawAttributes attributes;         ///< the dataset's attributes
 };
 
 /// Everything inspect() reads from a file before validating it.
 struct RawMetadata {
-  std::string path;
-  RawAttributes attributes;  // of the root group, reserved "spmd_" ones included
-  std::vector<RawDataset> datasets;
+  std::string path;                  ///< the file
+  RawAttributes attributes;          ///< of the root group, reserved "spmd_" ones included
+  std::vector<RawDataset> datasets;  ///< every dataset of the root group
 };
 
 /// Judge the metadata of a file as read (a pure function: no I/O, no MPI) and describe it.

@@ -65,9 +65,12 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
   using Base::stop;
 
  public:
+  /// The operator's vector type.
   using vector_type = typename Base::vector_type;
+  /// The element type.
   using value_type = typename Base::value_type;
 
+  /// The execution space of the solver's kernels.
   using execution_space = typename Base::execution_space;
 
   /// A solver whose kernels run on `exec` (an instance of the vectors' execution space). Local
@@ -78,6 +81,7 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
         r_(A.make_vector(this->label("r"))),
         p_(A.make_vector(this->label("p"))),
         q_(A.make_vector(this->label("q"))) {}
+  /// A solver for A on a default instance; vectors are made here, once. Collective.
   explicit CG(const Operator& A, const SolverOptions& opts = {}) : CG(execution_space(), A, opts) {}
   CG(const CG&) = delete;
   CG& operator=(const CG&) = delete;
@@ -85,6 +89,7 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
   /// Bind b and x and compute the initial residual r = b - A x. Returns true when nothing is
   /// left to do (converged at iteration 0, or max_iters is 0). Collective.
   bool setup(const vector_type& b, const vector_type& x) {
+    const spmd::impl::Region region("spmd::solvers::cg::setup");
     this->bind(b, x, r_);
     spmd::copy(this->exec_, p_, x);  // p has the halo A may need
     impl::apply_on(this->exec_, A_, p_, q_);
@@ -101,6 +106,7 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
   /// One iteration (Collective). Returns true when the solve has stopped; result() says why.
   /// With OnFailure::throw_error, a stop without convergence throws here, on every rank.
   bool step() {
+    const spmd::impl::Region region("spmd::solvers::cg::iteration");
     if (progress_.stopped()) return true;
     impl::apply_on(this->exec_, A_, p_, q_);
     const auto pq_local = impl::sum_points<1>(this->exec_, "spmd::solvers::cg::dot", p_,
@@ -225,7 +231,9 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
   using Base::stop;
 
  public:
+  /// The operator's vector type.
   using vector_type = typename Base::vector_type;
+  /// The element type.
   using value_type = typename Base::value_type;
 
   /// Local (allocates the work vectors with A.make_vector); errors as CG's.
@@ -250,6 +258,7 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
       q_ = spmd::impl::share(s_);
     }
   }
+  /// A solver for A on a default instance; vectors are made here, once. Collective.
   explicit PipelinedCG(const Operator& A, const SolverOptions& opts = {}) : PipelinedCG(execution_space(), A, opts) {}
   PipelinedCG(const PipelinedCG&) = delete;
   PipelinedCG& operator=(const PipelinedCG&) = delete;
@@ -257,6 +266,7 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
   /// Bind b and x; r = b - A x, u = D r, w = A u, m = D w; the first iteration's scalars (one
   /// blocking MPI_Allreduce). Returns true when nothing is left to do. Collective.
   bool setup(const vector_type& b, const vector_type& x) {
+    const spmd::impl::Region region("spmd::solvers::pipelined_cg::setup");
     request_.wait();
     this->bind(b, x, r_);
     spmd::copy(this->exec_, p_, x);  // p has the halo A may need
@@ -284,6 +294,7 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
 
   /// One iteration (Collective). Returns true when the solve has stopped; result() says why.
   bool step() {
+    const spmd::impl::Region region("spmd::solvers::pipelined_cg::iteration");
     if (progress_.stopped()) return true;
     impl::apply_on(this->exec_, A_, m_, n_);  // overlaps the all-reduce of this iteration's scalars (started last step)
     request_.wait();
@@ -468,6 +479,7 @@ SolveResult cg(const typename Operator::vector_type::execution_space& exec, cons
                const SolverOptions& opts = {}) {
   return CG<Operator>(exec, A, opts).solve(b, x);
 }
+/// cg() on a default instance. Collective.
 template <class Operator>
 SolveResult cg(const Operator& A, const typename Operator::vector_type& b, const typename Operator::vector_type& x,
                const SolverOptions& opts = {}) {
@@ -482,6 +494,7 @@ SolveResult pipelined_cg(const typename Operator::vector_type::execution_space& 
                          const SolverOptions& opts = {}) {
   return PipelinedCG<Operator>(exec, A, opts).solve(b, x);
 }
+/// pipelined_cg() on a default instance. Collective.
 template <class Operator>
 SolveResult pipelined_cg(const Operator& A, const typename Operator::vector_type& b,
                          const typename Operator::vector_type& x, const SolverOptions& opts = {}) {

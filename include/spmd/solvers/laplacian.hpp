@@ -125,12 +125,18 @@ struct LaplaceShell {
 
 }  // namespace impl
 
+/// The matrix-free negative Laplacian of an N-d grid (see the file comment): an operator for
+/// the solvers. Construction collective, apply neighbour-collective.
 template <class T = double, int N = 2, class M = DefaultMemorySpace>
 class Laplacian {
  public:
+  /// The element type.
   using value_type = T;
+  /// The vectors' memory space.
   using memory_space = M;
+  /// The execution space of apply().
   using execution_space = typename M::execution_space;
+  /// The vectors: arrays on the operator's distribution.
   using vector_type = Array<T, N, M>;
 
   /// The operator on `dist`: its shape is the grid of unknowns. Needs a halo of at least 1 on
@@ -158,8 +164,11 @@ class Laplacian {
 
   /// Local queries.
   const Distribution<N>& distribution() const { return dist_; }
+  /// Number of rows (grid points). Local.
   index_t rows() const { return dist_.size(); }
+  /// Number of columns (grid points). Local.
   index_t cols() const { return dist_.size(); }
+  /// How halos are exchanged in apply(). Local.
   Exchange exchange() const { return exchange_; }
 
   /// A zero vector (halo included) on the operator's distribution. Local.
@@ -183,10 +192,12 @@ class Laplacian {
     }
     shell(exec, x, y);
   }
+  /// apply() on a default instance. Neighbour-collective.
   void apply(const vector_type& x, const vector_type& y) const { apply(execution_space(), x, y); }
 
   /// d = diag(A) = 2N on the owned points. Local.
   void diagonal(const execution_space& exec, const vector_type& d) const { d.fill(exec, T(2 * N)); }
+  /// diagonal() on a default instance. Local.
   void diagonal(const vector_type& d) const { diagonal(execution_space(), d); }
 
  private:

@@ -78,19 +78,20 @@ struct MonitorInfo {
   double relative_residual;  //!< ||r|| / ||b|| (||r|| when b = 0)
 };
 
+/// How a Krylov solver runs and when it stops (the same on every rank).
 struct SolverOptions {
-  double rtol = 1e-8;  //!< stop when ||r|| <= rtol ||b|| (tested first)
-  double atol = 0.0;   //!< or when ||r|| <= atol
-  int max_iters = 1000;
-  Precond precond = Precond::none;
+  double rtol = 1e-8;               //!< stop when ||r|| <= rtol ||b|| (tested first)
+  double atol = 0.0;                //!< or when ||r|| <= atol
+  int max_iters = 1000;             //!< stop (Reason::max_iters) after this many iterations
+  Precond precond = Precond::none;  //!< the preconditioner
   /// Report progress every `monitor` iterations (0: never), at iteration 0 and at the last one:
   /// `monitor_callback` on every rank when set, else a line printed by rank 0.
   int monitor = 0;
-  std::function<void(const MonitorInfo&)> monitor_callback;
+  std::function<void(const MonitorInfo&)> monitor_callback;  //!< called on every rank, if set
   /// Keep ||r|| of every iteration in SolveResult::history (reserved at setup for up to 2^16
   /// iterations).
   bool keep_history = false;
-  OnFailure on_failure = OnFailure::report;
+  OnFailure on_failure = OnFailure::report;  //!< report a failure in SolveResult, or throw
   /// Convergence is decided on the true residual ||b - A x|| (computed when the recursive
   /// residual meets the tolerance, and at every stop): converged when it is at most
   /// (1 + residual_slack) times the tolerance. The slack absorbs the roundoff of computing
@@ -105,15 +106,16 @@ struct SolverOptions {
   int replace_every = 50;
 };
 
+/// How a solve ended (the same on every rank).
 struct SolveResult {
-  bool converged = false;
-  Reason reason = Reason::none;
-  int iterations = 0;           //!< iterations done (x is the iterate after that many)
-  double residual = 0.0;        //!< ||r|| at the end (the solver's recursively updated residual)
-  double true_residual = 0.0;   //!< ||b - A x|| at the end, computed from x (what `converged` is decided on)
-  int replacements = 0;         //!< residual replacements done (pipelined CG)
-  std::string detail;           //!< what was observed, for breakdown and residual_mismatch ("" otherwise)
-  std::vector<double> history;  //!< ||r|| per iteration from the first one run (keep_history)
+  bool converged = false;        //!< the true residual met the tolerance
+  Reason reason = Reason::none;  //!< why it stopped
+  int iterations = 0;            //!< iterations done (x is the iterate after that many)
+  double residual = 0.0;         //!< ||r|| at the end (the solver's recursively updated residual)
+  double true_residual = 0.0;    //!< ||b - A x|| at the end, computed from x (what `converged` is decided on)
+  int replacements = 0;          //!< residual replacements done (pipelined CG)
+  std::string detail;            //!< what was observed, for breakdown and residual_mismatch ("" otherwise)
+  std::vector<double> history;   //!< ||r|| per iteration from the first one run (keep_history)
 };
 
 /// A solver between two iterations: everything it needs to continue exactly. `vectors` are
@@ -122,11 +124,11 @@ struct SolveResult {
 /// continues bitwise as if never interrupted; at another rank count, to roundoff.
 template <class Vector>
 struct SolverState {
-  std::string solver;  //!< "cg" or "pipelined_cg"
-  Precond precond = Precond::none;
-  std::int64_t iteration = 0;
-  std::vector<std::pair<std::string, Vector>> vectors;
-  std::vector<std::pair<std::string, double>> scalars;
+  std::string solver;                                   //!< "cg" or "pipelined_cg"
+  Precond precond = Precond::none;                      //!< the preconditioner in use
+  std::int64_t iteration = 0;                           //!< iterations done
+  std::vector<std::pair<std::string, Vector>> vectors;  //!< the solver's vectors, by name
+  std::vector<std::pair<std::string, double>> scalars;  //!< its reduced scalars, by name
 };
 
 namespace impl {

@@ -80,10 +80,15 @@ struct BlockStorage {
 template <class T = double, class M = DefaultMemorySpace>
 class CsrMatrix {
  public:
+  /// The element type.
   using value_type = T;
+  /// The blocks' memory space.
   using memory_space = M;
+  /// The execution space of the products.
   using execution_space = typename M::execution_space;
+  /// The vectors: 1-D arrays on the row (or column) distribution.
   using vector_type = Array<T, 1, M>;
+  /// A rank's block as a Kokkos Kernels CSR matrix.
   using local_matrix_type = impl::LocalMatrix<T, M>;
 
   /// A null matrix. Local.
@@ -110,14 +115,19 @@ class CsrMatrix {
   /// The distribution of x (the domain): the row distribution for square matrices, else a
   /// balanced block of the column count on the same communicator. Local.
   const Distribution<1>& col_distribution() const { return cols_; }
+  /// The rows' communicator. Local.
   const Comm& comm() const { return rows_.comm(); }
   /// Global counts. Local.
   index_t rows() const { return nrows_; }
+  /// Global column count. Local.
   index_t cols() const { return ncols_; }
+  /// Global entry count. Local.
   index_t nnz() const { return nnz_; }
   /// Entries of this rank's rows. Local.
   index_t local_nnz() const { return static_cast<index_t>(storage_.entries) + static_cast<index_t>(off_.nnz()); }
+  /// The matrix's label. Local.
   const std::string& label() const { return label_; }
+  /// True for a default-constructed matrix. Local.
   bool is_null() const { return rows_.is_null(); }
   /// The diagonal block as a Kokkos Kernels CSR matrix. Where it is stored in SELL form (see
   /// diagonal_storage()) this builds a CSR copy of it: it allocates its entries and values
@@ -133,6 +143,7 @@ class CsrMatrix {
   /// The off-diagonal block holds only the rows with off-rank entries: its row r is local row
   /// offdiagonal_rows()(r). Local.
   const local_matrix_type& offdiagonal_block() const { return off_; }
+  /// The local row of each row of the off-diagonal block. Local.
   const Kokkos::View<int*, M>& offdiagonal_rows() const { return off_rows_; }
   /// The global column of each ghost, in ghost order (the off-diagonal block's column indices
   /// index it). Local.
@@ -155,6 +166,7 @@ class CsrMatrix {
   void apply(const execution_space& exec, const vector_type& x, const vector_type& y) const {
     spmv(exec, T(1), x, T(0), y);
   }
+  /// apply() on a default instance. Neighbour-collective.
   void apply(const vector_type& x, const vector_type& y) const { spmv(execution_space(), T(1), x, T(0), y); }
 
   /// y = alpha A x + beta y on `exec` (beta == 0: y's old values are not read).
@@ -162,6 +174,7 @@ class CsrMatrix {
   void spmv(const execution_space& exec, const T& alpha, const vector_type& x, const T& beta,
             const vector_type& y) const {
     const char* fn = "spmd::sparse::CsrMatrix::spmv";
+    const spmd::impl::Region region("spmd::sparse::spmv");
     check_vector(fn, "x", x, cols_, "columns");
     check_vector(fn, "y", y, rows_, "rows");
     import_->begin(exec, spmd::impl::vec(x));
@@ -169,6 +182,7 @@ class CsrMatrix {
     import_->end(exec);
     local_offdiagonal(exec, alpha, y);
   }
+  /// spmv() on a default instance. Neighbour-collective.
   void spmv(const T& alpha, const vector_type& x, const T& beta, const vector_type& y) const {
     spmv(execution_space(), alpha, x, beta, y);
   }
@@ -180,6 +194,7 @@ class CsrMatrix {
     check_vector("spmd::sparse::CsrMatrix::diagonal", "d", d, rows_, "rows");
     if (diagonal_.extent(0) > 0) Kokkos::deep_copy(exec, spmd::impl::vec(d), diagonal_);
   }
+  /// diagonal() on a default instance. Local.
   void diagonal(const vector_type& d) const { diagonal(execution_space(), d); }
 
   // ---- the phases of spmv, for benchmarks and overlap with other work ---------------------------
@@ -189,9 +204,11 @@ class CsrMatrix {
     check_vector("spmd::sparse::CsrMatrix::import_begin", "x", x, cols_, "columns");
     import_->begin(exec, spmd::impl::vec(x));
   }
+  /// import_begin() on a default instance. Neighbour-collective.
   void import_begin(const vector_type& x) const { import_begin(execution_space(), x); }
   /// Import step 2: wait for the ghosts. Local (completes the neighbour-collective import).
   void import_end(const execution_space& exec) const { import_->end(exec); }
+  /// import_end() on a default instance. Local.
   void import_end() const { import_->end(execution_space()); }
   /// y = alpha A_diag x + beta y (the diagonal block alone, no communication). Local.
   void spmv_diagonal(const execution_space& exec, const T& alpha, const vector_type& x, const T& beta,
@@ -201,6 +218,7 @@ class CsrMatrix {
     check_vector(fn, "y", y, rows_, "rows");
     local_diagonal(exec, alpha, x, beta, y);
   }
+  /// spmv_diagonal() on a default instance. Local.
   void spmv_diagonal(const T& alpha, const vector_type& x, const T& beta, const vector_type& y) const {
     spmv_diagonal(execution_space(), alpha, x, beta, y);
   }
@@ -209,6 +227,7 @@ class CsrMatrix {
     check_vector("spmd::sparse::CsrMatrix::spmv_offdiagonal", "y", y, rows_, "rows");
     local_offdiagonal(exec, alpha, y);
   }
+  /// spmv_offdiagonal() on a default instance. Local.
   void spmv_offdiagonal(const T& alpha, const vector_type& y) const { spmv_offdiagonal(execution_space(), alpha, y); }
 
  private:
@@ -220,6 +239,7 @@ class CsrMatrix {
   void local_diagonal(const execution_space& exec, const T& alpha, const vector_type& x, const T& beta,
                       const vector_type& y) const {
     if (storage_.rows == 0) return;
+    const spmd::impl::Region region("spmd::sparse::spmv_local");
     if constexpr (host_kernels) {
       static_assert(std::size(impl::sell_heights) == 3, "spmd::sparse::CsrMatrix: dispatch each SELL chunk height");
       if (storage_.chunk == impl::sell_heights[0]) return sell_product<impl::sell_heights[0]>(exec, alpha, x, beta, y);
@@ -256,6 +276,7 @@ class CsrMatrix {
   void local_offdiagonal(const execution_space& exec, const T& alpha, const vector_type& y) const {
     const int nr = off_.numRows();
     if (nr == 0) return;
+    const spmd::impl::Region region("spmd::sparse::spmv_remote");
     const impl::VecView<const T, M> g(import_->ghosts().data(), import_->ghosts().extent(0));
     spmd::impl::on_default_instance(exec, "spmd::sparse::CsrMatrix::spmv off-diagonal block", [&] {
       KokkosSparse::spmv("N", alpha, off_, g, T(0), impl::VecView<T, M>(off_y_.data(), off_y_.extent(0)));

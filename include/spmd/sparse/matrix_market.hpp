@@ -31,7 +31,7 @@
 /// for a double; one too small reads as the nearest subnormal or zero), or an index outside
 /// 1..rows / 1..cols; more entries than the size line declares (at the first extra line), or
 /// fewer (a truncated file). Text from the file appears in a message only as a short excerpt
-/// with non-printable bytes escaped (\xNN). The text is parsed by src/sparse/matrix_market_parse.hpp
+/// with non-printable bytes escaped (`\xNN`). The text is parsed by src/sparse/matrix_market_parse.hpp
 /// (pure functions, fuzzed by tests/fuzz/fuzz_matrix_market.cpp).
 
 #include <string>

@@ -33,12 +33,14 @@ namespace spmd::sparse {
 
 /// What check_symmetric found (the same on every rank).
 struct Asymmetry {
-  double max_asymmetry = 0.0;     //!< max over (i, j) of |a_ij - a_ji| (an entry not stored is 0; NaN counts as inf)
-  index_t row = -1, col = -1;     //!< where: (i, j) of the largest (-1 when the matrix has no entries)
-  double a_ij = 0.0, a_ji = 0.0;  //!< the two entries there
-  double max_abs = 0.0;           //!< max |a_ij| over the matrix (the scale rtol is relative to)
-  double rtol = 0.0;              //!< the tolerance checked
-  bool symmetric = true;          //!< max_asymmetry <= rtol * max_abs
+  double max_asymmetry = 0.0;  //!< max over (i, j) of |a_ij - a_ji| (an entry not stored is 0; NaN counts as inf)
+  index_t row = -1;            //!< where: row i of the largest (-1 when the matrix has no entries)
+  index_t col = -1;            //!< and its column j (-1 when the matrix has no entries)
+  double a_ij = 0.0;           //!< the entry (i, j) there
+  double a_ji = 0.0;           //!< the entry (j, i)
+  double max_abs = 0.0;        //!< max |a_ij| over the matrix (the scale rtol is relative to)
+  double rtol = 0.0;           //!< the tolerance checked
+  bool symmetric = true;       //!< max_asymmetry <= rtol * max_abs
 
   /// "the largest asymmetry is |a(3, 7) - a(7, 3)| = |-1 - -0.5| = 0.5 (max |a_ij| 4, rtol 0)". Local.
   std::string describe() const {
@@ -213,6 +215,7 @@ Asymmetry check_symmetric(const typename M::execution_space& exec, const CsrMatr
   out.symmetric = out.max_asymmetry <= rtol * out.max_abs;
   return out;
 }
+/// check_symmetric() on a default instance. Collective.
 template <class T, class M>
 Asymmetry check_symmetric(const CsrMatrix<T, M>& A, double rtol = 0.0) {
   return check_symmetric(typename M::execution_space(), A, rtol);
@@ -230,6 +233,7 @@ Asymmetry require_symmetric(const typename M::execution_space& exec, const CsrMa
         true);
   return a;
 }
+/// require_symmetric() on a default instance. Collective.
 template <class T, class M>
 Asymmetry require_symmetric(const CsrMatrix<T, M>& A, double rtol = 0.0) {
   return require_symmetric(typename M::execution_space(), A, rtol);

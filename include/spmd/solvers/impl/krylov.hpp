@@ -54,6 +54,7 @@ class KrylovBase {
   /// Solve A x = b from the initial guess in x: setup(b, x), then step() until it stops.
   /// Collective.
   SolveResult solve(const vector_type& b, const vector_type& x) {
+    const spmd::impl::Region region("spmd::solvers::solve");
     auto& self = static_cast<Derived&>(*this);
     bool stopped = self.setup(b, x);
     while (!stopped) stopped = self.step();

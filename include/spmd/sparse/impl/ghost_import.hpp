@@ -83,6 +83,7 @@ class GhostImport {
     if (active_)
       throw Error("spmd::sparse::GhostImport::begin: an import on this matrix is in progress; call import_end() first");
     active_ = true;
+    const spmd::impl::Region region("spmd::sparse::import_begin");
     const index_t n = msgs_.send_total();
     if (n > 0)
       Kokkos::parallel_for("spmd::sparse::import::pack",
@@ -95,6 +96,7 @@ class GhostImport {
   void end(const execution_space& exec) const {
     if (!active_) throw Error("spmd::sparse::GhostImport::end: no import in progress (call import_begin() first)");
     active_ = false;
+    const spmd::impl::Region region("spmd::sparse::import_end");
     msgs_.wait_receives(exec);
     msgs_.wait_sends();
   }
