@@ -41,10 +41,11 @@ mkdir -p "$deps" && tar -xzf "$root/.carry/header-deps.tgz" -C "$deps"
 
 # -- spmdarray ---------------------------------------------------------------------------------
 build=/tmp/spmd-build-cuda
+# SPMD_GPU_BENCHMARKS=OFF: configure without the benchmarks (a test-only run builds faster).
 t0=$(date +%s)
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$kokkos/bin/nvcc_wrapper" \
   -DCMAKE_PREFIX_PATH="$kokkos;$deps" -DSPMD_ENABLE_NCCL=ON -DSPMD_ENABLE_TESTS=ON -DSPMD_ENABLE_APPS=ON -DSPMD_ENABLE_HDF5=OFF \
-  -DSPMD_ENABLE_BENCHMARKS=ON -DSPMD_PYTHON="$(command -v python3)" -DMPIEXEC_PREFLAGS="--bind-to;none" > "$out/configure.log" 2>&1 ||
+  -DSPMD_ENABLE_BENCHMARKS=${SPMD_GPU_BENCHMARKS:-ON} -DSPMD_PYTHON="$(command -v python3)" -DMPIEXEC_PREFLAGS="--bind-to;none" > "$out/configure.log" 2>&1 ||
   { log "configure failed"; tail -30 "$out/configure.log"; exit 1; }
 # SPMD_GPU_TARGETS: build only these targets (e.g. the benchmarks and apps for a bench run).
 # shellcheck disable=SC2086
