@@ -21,6 +21,8 @@
 #include "spmd/slice.hpp"
 #include "spmd/expr.hpp"
 #include "spmd/reduce.hpp"
+#include "spmd/axis_reduce.hpp"
+#include "spmd/scan.hpp"
 #include "spmd/random.hpp"
 #include "spmd/creation.hpp"
 #include "spmd/redistribute.hpp"
