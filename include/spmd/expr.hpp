@@ -253,18 +253,25 @@ template <class T, int N, class M>
 template <class E, class>
 Array<T, N, M>::Array(const E& e) {
   static_assert(E::rank == N, "spmd::Array(expression): the expression has another number of axes than the array");
-  const auto& anchor = impl::first_terminal(e);
-  Distribution<N> d;
-  if constexpr (std::decay_t<decltype(anchor.parent())>::rank == N) {
-    const auto& p = anchor.parent();
-    if (p.shape() == e.shape() && impl::same_selection(anchor.selection(), impl::Selection<N, N>::identity()))
-      d = p.distribution();
+  if constexpr (impl::terminal_count<E>::value == 0) {
+    throw Error(impl::str("spmd::Array(expression): the expression of shape ", impl::shape_str(e.shape()),
+                          " has no array operand to take a communicator from (a generator alone): make the "
+                          "array first (spmd::empty), then assign"),
+                true);
+  } else {
+    const auto& anchor = impl::first_terminal(e);
+    Distribution<N> d;
+    if constexpr (std::decay_t<decltype(anchor.parent())>::rank == N) {
+      const auto& p = anchor.parent();
+      if (p.shape() == e.shape() && impl::same_selection(anchor.selection(), impl::Selection<N, N>::identity()))
+        d = p.distribution();
+    }
+    if (d.is_null()) d = Distribution<N>(anchor.comm(), e.shape());
+    bool halo = false;
+    for (int a = 0; a < N; ++a) halo = halo || d.halo()[a] > 0;
+    *this = Array(d, Label{"spmd::Array"}, halo ? Init::zero : Init::none);
+    assign(*this, e);
   }
-  if (d.is_null()) d = Distribution<N>(anchor.comm(), e.shape());
-  bool halo = false;
-  for (int a = 0; a < N; ++a) halo = halo || d.halo()[a] > 0;
-  *this = Array(d, Label{"spmd::Array"}, halo ? Init::zero : Init::none);
-  assign(*this, e);
 }
 
 /// A new Array holding the elements of a view or expression, on an automatic distribution of
@@ -272,7 +279,7 @@ Array<T, N, M>::Array(const E& e) {
 /// Collective.
 template <class E, class... Opts, std::enable_if_t<impl::is_expression_v<E> && impl::are_options_v<Opts...>, int> = 0>
 auto copy(const E& e, const Opts&... opts) {
-  static_assert(E::rank > 0, "spmd::copy: needs an array operand");
+  static_assert(E::rank > 0 && impl::terminal_count<E>::value > 0, "spmd::copy: needs an array operand");
   const auto& anchor = impl::first_terminal(e);
   using Mem = typename std::decay_t<decltype(anchor)>::memory_space;
   using T = typename E::value_type;

@@ -3,7 +3,8 @@
 #   .carry/kokkos-src.tgz           Kokkos + Kokkos Kernels 3.4.1 sources (unpatched; ~3.5 MB)
 #   .carry/kokkos-cuda-install.tgz  the patched CUDA/Hopper Kokkos install, when one was built
 #                                   here or brought back from an earlier GPU run (skips the build)
-#   .carry/header-deps.tgz          CLI11 and nlohmann_json (header-only; not on the GPU image)
+#   .carry/header-deps.tgz          CLI11, nlohmann_json and Random123 (header-only; not on the GPU
+#                                   image; run.sh puts them on CMAKE_PREFIX_PATH)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 root=$SPMD_ROOT
@@ -22,7 +23,7 @@ else
 fi
 tmp=$(mktemp -d)
 mkdir -p "$tmp/include" "$tmp/share/cmake"
-cp -r /usr/include/CLI /usr/include/nlohmann "$tmp/include/"
+cp -r /usr/include/CLI /usr/include/nlohmann /usr/include/Random123 "$tmp/include/"
 cp -r /usr/share/cmake/CLI11 /usr/share/cmake/nlohmann_json "$tmp/share/cmake/"
 tar -czf "$carry/header-deps.tgz" -C "$tmp" include share
 rm -rf "$tmp"

@@ -36,7 +36,7 @@ else
   tar -czf "$out/kokkos-cuda-install.tgz" -C "$kokkos" . && log "packed install: $(du -h "$out/kokkos-cuda-install.tgz" | cut -f1)"
 fi
 [[ "$mode" == kokkos ]] && exit 0
-deps=/tmp/spmd-header-deps
+deps=/tmp/spmd-header-deps  # CLI11, nlohmann_json, Random123 (scripts/gpu/bundle.sh)
 mkdir -p "$deps" && tar -xzf "$root/.carry/header-deps.tgz" -C "$deps"
 
 # -- spmdarray ---------------------------------------------------------------------------------
@@ -44,7 +44,7 @@ build=/tmp/spmd-build-cuda
 # SPMD_GPU_BENCHMARKS=OFF: configure without the benchmarks (a test-only run builds faster).
 t0=$(date +%s)
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$kokkos/bin/nvcc_wrapper" \
-  -DCMAKE_PREFIX_PATH="$kokkos;$deps" -DSPMD_ENABLE_NCCL=ON -DSPMD_ENABLE_TESTS=ON -DSPMD_ENABLE_APPS=ON -DSPMD_ENABLE_HDF5=OFF \
+  -DCMAKE_PREFIX_PATH="$kokkos;$deps" -DRandom123_ROOT="$deps" -DSPMD_ENABLE_NCCL=ON -DSPMD_ENABLE_TESTS=ON -DSPMD_ENABLE_APPS=ON -DSPMD_ENABLE_HDF5=OFF \
   -DSPMD_ENABLE_BENCHMARKS=${SPMD_GPU_BENCHMARKS:-ON} -DSPMD_PYTHON="$(command -v python3)" -DMPIEXEC_PREFLAGS="--bind-to;none" > "$out/configure.log" 2>&1 ||
   { log "configure failed"; tail -30 "$out/configure.log"; exit 1; }
 # SPMD_GPU_TARGETS: build only these targets (e.g. the benchmarks and apps for a bench run).

@@ -40,7 +40,7 @@ def S(name, value):
 
 P = "/opt/spack"
 KOKKOS = [S("Kokkos_ROOT", f"{P}/kokkos"), S("KokkosKernels_ROOT", f"{P}/kokkos-kernels"),
-          S("MPI_CXX_COMPILER", f"{P}/mpich/bin/mpicxx")]
+          S("MPI_CXX_COMPILER", f"{P}/mpich/bin/mpicxx"), S("Random123_ROOT", f"{P}/random123")]
 
 
 def common(shared=True, hdf5=True, nccl=False, apps=True, tests=False):
@@ -54,7 +54,7 @@ CASES = [
      common() + KOKKOS + [S("HDF5_ROOT", f"{P}/hdf5")],
      ["kokkos+openmp+serial+shared", "kokkos@3.4.01,4.6", "kokkos-kernels@3.4.01,4.6", "kokkos-kernels+shared",
       "hdf5+mpi", "zlib-api",
-      "mpi", "cxx", "c", "cli11", "nlohmann-json"],
+      "mpi", "cxx", "c", "cli11", "nlohmann-json", "random123"],
      ["nccl", "googletest", "cuda"]),
     ("spmdarray+cuda cuda_arch=90 +nccl",
      common(nccl=True) + KOKKOS + [S("CMAKE_CXX_COMPILER", f"{P}/kokkos/bin/nvcc_wrapper"),
@@ -64,7 +64,7 @@ CASES = [
      ["googletest"]),
     ("spmdarray~hdf5",
      common(hdf5=False) + KOKKOS,
-     ["kokkos+openmp+serial", "mpi"],
+     ["kokkos+openmp+serial", "mpi", "random123"],
      ["hdf5", "zlib-api", "c", "nccl"]),
     ("spmdarray+shared~apps",
      common(apps=False) + KOKKOS + [S("HDF5_ROOT", f"{P}/hdf5")],

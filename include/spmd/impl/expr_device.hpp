@@ -115,6 +115,25 @@ struct MapDev {
   KOKKOS_FORCEINLINE_FUNCTION auto operator()(const index_t i) const { return f(a(i)); }
 };
 
+/// A generator (GenExpr) on this rank: the value at local point k is f(origin + k), origin the
+/// index of the box's first point in the expression's coordinates.
+template <class F, int M>
+struct GenDev {
+  F f;
+  Kokkos::Array<index_t, M> origin;
+  template <bool Contig, class K>
+  KOKKOS_FORCEINLINE_FUNCTION GenDev row(const K& k) const {
+    GenDev r{f, origin};
+    for (int d = 0; d < M - 1; ++d) r.origin[d] += k[d];
+    return r;
+  }
+  KOKKOS_FORCEINLINE_FUNCTION auto operator()(const index_t i) const {
+    Kokkos::Array<index_t, M> g = origin;
+    g[M - 1] += i;
+    return f(g);
+  }
+};
+
 // ---- bodies for the kernel layer -----------------------------------------------------------------
 
 /// dst = src along a row: body(k, lo, hi) of for_box.

@@ -38,8 +38,9 @@ struct Source {
 template <int M, std::size_t K>
 struct Binding {
   std::array<Source<M>, (K > 0 ? K : 1)> sources{};
-  std::size_t count = 0;  // filled so far
-  std::size_t next = 0;   // bound so far
+  std::size_t count = 0;               // filled so far
+  std::size_t next = 0;                // bound so far
+  Kokkos::Array<index_t, M> origin{};  // the box's first point (where generators start)
   void push(const Source<M>& s) { sources[count++] = s; }
 };
 
@@ -74,6 +75,11 @@ template <class F, class A, int M, std::size_t K>
 auto bind(const MapExpr<F, A>& e, Binding<M, K>& b) {
   auto a = bind(e.a, b);
   return MapDev<F, decltype(a)>{e.f, a};
+}
+template <class F, class T, int N, int M, std::size_t K>
+GenDev<F, M> bind(const GenExpr<F, T, N>& e, Binding<M, K>& b) {
+  static_assert(N == M, "spmd: a generator has another number of axes than the expression");
+  return GenDev<F, M>{e.f, b.origin};
 }
 
 /// Where `a`'s elements at parent indices sel(box.lo + k) lie in this rank's storage (LayoutRight,
@@ -387,6 +393,7 @@ Binding<M, terminal_count<E>::value> resolve(const Exec& exec, const char* fn, c
   auto classify_one = [&](const auto& o) { how[counted++] = classify(fn, o, tp, ts, target_name); };
   visit_terminals(e, classify_one);  // all verdicts first: an error leaves nothing half done
   Binding<M, K> b;
+  for (int d = 0; d < M; ++d) b.origin[d] = box.lo[d];
   alias = Alias{};
   st.epoch = st.clock + 1;
   std::size_t t = 0;

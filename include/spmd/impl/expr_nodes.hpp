@@ -14,6 +14,12 @@
 #include "spmd/math.hpp"
 #include "spmd/slice.hpp"
 
+namespace spmd {
+/// Base of generator expressions (random numbers, index expressions): it makes spmd's operators
+/// and functions visible to argument-dependent lookup on them (they hold no spmd type).
+struct GeneratorBase {};
+}  // namespace spmd
+
 namespace spmd::impl {
 
 enum class UnOp { neg, abs, sqrt, exp, log, sin, cos, lnot, cast };
@@ -95,6 +101,35 @@ inline const char* op_name(BinOp op) {
   return names[static_cast<int>(op)];
 }
 
+/// The memory space of an operand without storage of its own (a generator: random numbers, index
+/// expressions, fromfunction): it takes the space of the arrays it meets.
+struct AnySpace {};
+template <class X, class = void>
+struct space_of_node {
+  using type = AnySpace;  // scalars
+};
+template <class X>
+struct space_of_node<X, std::void_t<typename X::memory_space>> {
+  using type = typename X::memory_space;
+};
+/// The memory space of operands combined: the first that is not AnySpace.
+template <class... X>
+struct join_space {
+  using type = AnySpace;
+};
+template <class X, class... Rest>
+struct join_space<X, Rest...> {
+  using first = typename space_of_node<X>::type;
+  using type = std::conditional_t<std::is_same_v<first, AnySpace>, typename join_space<Rest...>::type, first>;
+};
+/// True when the operands' memory spaces agree (AnySpace agrees with every space).
+template <class A, class B>
+constexpr bool compatible_spaces() {
+  using SA = typename space_of_node<A>::type;
+  using SB = typename space_of_node<B>::type;
+  return std::is_same_v<SA, AnySpace> || std::is_same_v<SB, AnySpace> || std::is_same_v<SA, SB>;
+}
+
 template <class S>
 struct ScalarExpr {
   using spmd_expression = void;
@@ -119,7 +154,7 @@ struct BinaryExpr {
   using spmd_expression = void;
   using op = Bin<Op, R>;
   using value_type = typename op::result;
-  using memory_space = typename std::conditional_t<(A::rank > 0), A, B>::memory_space;
+  using memory_space = typename join_space<A, B>::type;
   static constexpr int rank = A::rank > B::rank ? A::rank : B::rank;
   A a;
   B b;
@@ -133,8 +168,7 @@ struct WhereExpr {
   using value_type = R;
   static constexpr int rank = C::rank > A::rank ? (C::rank > B::rank ? C::rank : B::rank)
                                                 : (A::rank > B::rank ? A::rank : B::rank);
-  using memory_space =
-      typename std::conditional_t<(C::rank > 0), C, std::conditional_t<(A::rank > 0), A, B>>::memory_space;
+  using memory_space = typename join_space<C, A, B>::type;
   C c;
   A a;
   B b;
@@ -239,9 +273,7 @@ auto make_binary(const A& a, const B& b) {
   using NA = node_t<A>;
   using NB = node_t<B>;
   static_assert(same_ranks<NA, NB>(), "spmd: operands have different numbers of axes (only scalars broadcast)");
-  static_assert(std::is_same_v<typename std::conditional_t<(NA::rank > 0), NA, NB>::memory_space,
-                               typename std::conditional_t<(NB::rank > 0), NB, NA>::memory_space>,
-                "spmd: operands live in different memory spaces");
+  static_assert(compatible_spaces<NA, NB>(), "spmd: operands live in different memory spaces");
   using P = typename promote<NA, NB>::type;
   using R = std::conditional_t<Op == BinOp::land || Op == BinOp::lor, bool,
                                std::conditional_t<Op == BinOp::div || Op == BinOp::pow, floating_t<P>, P>>;
@@ -291,32 +323,6 @@ void visit_terminals(const WhereExpr<R, C, A, B>& e, F& f) {
   visit_terminals(e.b, f);
 }
 
-/// The first array operand (the reference layout of a reduction).
-template <class T, int M, int N, class Mem>
-const ArrayView<T, M, N, Mem>& first_terminal(const ArrayView<T, M, N, Mem>& v) {
-  return v;
-}
-template <UnOp Op, class R, class A>
-const auto& first_terminal(const UnaryExpr<Op, R, A>& e) {
-  return first_terminal(e.a);
-}
-template <BinOp Op, class R, class A, class B>
-const auto& first_terminal(const BinaryExpr<Op, R, A, B>& e) {
-  if constexpr (A::rank > 0)
-    return first_terminal(e.a);
-  else
-    return first_terminal(e.b);
-}
-template <class R, class C, class A, class B>
-const auto& first_terminal(const WhereExpr<R, C, A, B>& e) {
-  if constexpr (C::rank > 0)
-    return first_terminal(e.c);
-  else if constexpr (A::rank > 0)
-    return first_terminal(e.a);
-  else
-    return first_terminal(e.b);
-}
-
 /// The number of array operands of an expression.
 template <class E>
 struct terminal_count;
@@ -333,6 +339,32 @@ template <class R, class C, class A, class B>
 struct terminal_count<WhereExpr<R, C, A, B>>
     : std::integral_constant<std::size_t,
                              terminal_count<C>::value + terminal_count<A>::value + terminal_count<B>::value> {};
+
+/// The first array operand (the reference layout of a reduction; generators have none).
+template <class T, int M, int N, class Mem>
+const ArrayView<T, M, N, Mem>& first_terminal(const ArrayView<T, M, N, Mem>& v) {
+  return v;
+}
+template <UnOp Op, class R, class A>
+const auto& first_terminal(const UnaryExpr<Op, R, A>& e) {
+  return first_terminal(e.a);
+}
+template <BinOp Op, class R, class A, class B>
+const auto& first_terminal(const BinaryExpr<Op, R, A, B>& e) {
+  if constexpr (terminal_count<A>::value > 0)
+    return first_terminal(e.a);
+  else
+    return first_terminal(e.b);
+}
+template <class R, class C, class A, class B>
+const auto& first_terminal(const WhereExpr<R, C, A, B>& e) {
+  if constexpr (terminal_count<C>::value > 0)
+    return first_terminal(e.c);
+  else if constexpr (terminal_count<A>::value > 0)
+    return first_terminal(e.a);
+  else
+    return first_terminal(e.b);
+}
 
 /// A user's element function applied to each element (count_if, any_of and all_of with a
 /// predicate): f is a device-callable functor (a KOKKOS_LAMBDA) of one value.
@@ -356,6 +388,25 @@ const auto& first_terminal(const MapExpr<F, A>& e) {
 }
 template <class F, class A>
 struct terminal_count<MapExpr<F, A>> : terminal_count<A> {};
+
+/// A generator: the element at index i of its shape is f(i), f a device functor of
+/// Kokkos::Array<index_t, N> (random numbers, index expressions, fromfunction). It has no array
+/// operand and no memory space of its own: it is evaluated where it is assigned or reduced,
+/// with the indices of the destination view (or of the reduction's first operand).
+template <class F, class T, int N>
+struct GenExpr : GeneratorBase {
+  using spmd_expression = void;
+  using value_type = T;
+  using memory_space = AnySpace;
+  static constexpr int rank = N;
+  F f;
+  Index<N> shape_;
+  const Index<N>& shape() const { return shape_; }
+};
+template <class F, class T, int N, class Fn>
+void visit_terminals(const GenExpr<F, T, N>&, Fn&) {}
+template <class F, class T, int N>
+struct terminal_count<GenExpr<F, T, N>> : std::integral_constant<std::size_t, 0> {};
 
 /// Number of elements of an expression. Local.
 template <class E>

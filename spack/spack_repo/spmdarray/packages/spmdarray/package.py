@@ -77,6 +77,8 @@ class Spmdarray(CMakePackage, CudaPackage):
     depends_on("hdf5+mpi", when="+hdf5")
     depends_on("zlib-api", when="+hdf5")  # CRC-32 checksums of the checkpoint datasets
 
+    depends_on("random123")  # header-only: spmd/random.hpp (Philox); a dependency of consumers too
+
     depends_on("cli11", when="+apps")
     depends_on("nlohmann-json", when="+apps")
     depends_on("googletest", type="build", when="+tests")
@@ -93,6 +95,7 @@ class Spmdarray(CMakePackage, CudaPackage):
             self.define("Kokkos_ROOT", spec["kokkos"].prefix),
             self.define("KokkosKernels_ROOT", spec["kokkos-kernels"].prefix),
             self.define("MPI_CXX_COMPILER", spec["mpi"].mpicxx),
+            self.define("Random123_ROOT", spec["random123"].prefix),
         ]
         if spec.satisfies("+cuda"):
             args.append(self.define("CMAKE_CXX_COMPILER", self["kokkos"].kokkos_cxx))

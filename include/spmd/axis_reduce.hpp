@@ -1,0 +1,210 @@
+#pragma once
+/// \file axis_reduce.hpp
+/// Reductions over some axes (NumPy's `axis=` argument): sum, prod, min, max, mean, var, std,
+/// any_of, all_of and count_nonzero of an Array, a slice or an expression, returning a distributed
+/// array of the reduced shape:
+///
+///   auto col = spmd::sum(a, spmd::axis(0));                  // np.sum(a, axis=0): shape (m,)
+///   auto m = spmd::mean(u * u, spmd::axes(0, 2));            // np.mean(u * u, axis=(0, 2))
+///   auto k = spmd::max(a, spmd::axis(-1), spmd::keepdims);   // keepdims=True: shape (n, 1)
+///
+/// All Collective over the operand's communicator. Each rank folds its own block along the
+/// reduced axes (one kernel of the kernel layer, no temporary for an expression), then the ranks
+/// that share the other grid coordinates combine their partial blocks onto the one at grid
+/// coordinate 0 along the reduced axes (MPI_Reduce on a sub-communicator made by MPI_Comm_split
+/// for the call); never the whole communicator. The keepdims result is laid out on the
+/// operand's process grid (that rank owns the result block: nothing moves along the kept axes);
+/// without keepdims the reduced axes are dropped by one move onto an automatic distribution of
+/// the smaller shape. Reducing over every axis without keepdims gives the scalar (the
+/// whole-array reductions of reduce.hpp, which stay as they are). An operand whose first array
+/// operand is a slice is copied first (one move). Axes may count from the end (-1: the last);
+/// an axis out of range or named twice is an spmd::Error on every rank, naming the shape, as is
+/// min or max over a zero-length axis. Element types as in reduce.hpp: sums of bool count
+/// (index_t), means of integers are double; any_of / all_of give bool, count_nonzero index_t.
+/// See docs/api/reduce.md.
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <cmath>
+#include <type_traits>
+
+#include "spmd/impl/axis_reduce_impl.hpp"
+#include "spmd/reduce.hpp"
+
+namespace spmd {
+
+/// The axes a reduction folds: spmd::axis(0), spmd::axes(0, 2) (the count is part of the type:
+/// it fixes the result's number of axes).
+template <int K>
+struct Axes {
+  std::array<int, K> list;
+};
+/// One axis (may be negative: -1 is the last). Local.
+inline Axes<1> axis(int a) {
+  return Axes<1>{{a}};
+}
+/// Several axes. Local.
+template <class... I, std::enable_if_t<(std::is_integral_v<I> && ...), int> = 0>
+Axes<static_cast<int>(sizeof...(I))> axes(I... a) {
+  return Axes<static_cast<int>(sizeof...(I))>{{static_cast<int>(a)...}};
+}
+/// Keep the reduced axes with extent 1 (NumPy's keepdims=True).
+struct KeepDims {};
+inline constexpr KeepDims keepdims{};
+
+namespace impl {
+/// One per-axis reduction: rule C over map F into Acc, stored as Out, finished as Mo says.
+template <Combine C, Map F, class Acc, class Out, Moment Mo, bool Keep, class Exec, class X, int K>
+auto axis_reduction(const Exec& exec, const char* fn, const char* label, const X& x, const Axes<K>& ax,
+                    index_t ddof = 0) {
+  const auto e = as_node(x);
+  using E = std::decay_t<decltype(e)>;
+  constexpr int N = E::rank;
+  static_assert(K >= 1 && K <= N, "spmd: a per-axis reduction names between 1 and N axes");
+  const auto mask = axis_mask<N>(fn, ax.list, e.shape());
+  auto keep = reduce_axes_keep<C, F, Acc, Out>(exec, fn, label, e, mask, Mo, ddof);
+  if constexpr (Keep)
+    return keep;
+  else
+    return drop_axes<K>(keep, mask);
+}
+template <class V>
+using sum_t = std::conditional_t<std::is_same_v<V, bool>, index_t, V>;
+}  // namespace impl
+
+namespace impl {
+/// The element types of each reduction over the operand's element type V: the fold's and the
+/// result's.
+template <class V>
+struct AxisTypes {
+  using sum = sum_t<V>;    // sum
+  using same = V;          // prod, min, max
+  using real = real_t<V>;  // mean, var, std
+};
+}  // namespace impl
+
+// Each reduction, Collective (see the file comment):
+//   sum            0 along a zero-length axis; bool counts (index_t)
+//   prod           1 along a zero-length axis
+//   min, max       a zero-length reduced axis is an spmd::Error on every rank
+//   mean           double for integer elements; NaN along a zero-length axis (NumPy's value)
+//   count_nonzero  the number of nonzero (true) elements (index_t)
+//   any_of         np.any(x, axis): bool, false along a zero-length axis
+//   all_of         np.all(x, axis): bool, true along a zero-length axis
+// name(exec, x, axes) and name(exec, x, axes, keepdims); over every axis without keepdims the
+// scalar of reduce.hpp (the axes still checked).
+#define SPMD_AXIS_REDUCTION(name, C, F, Acc, Out, Mo)                                                 \
+  template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>           \
+  auto name(const Exec& exec, const X& x, const Axes<K>& ax) {                                        \
+    using V = impl::elem_of<X>;                                                                       \
+    (void)sizeof(V);                                                                                  \
+    if constexpr (K == impl::node_t<X>::rank) {                                                       \
+      impl::axis_mask<K>("spmd::" #name, ax.list, impl::as_node(x).shape());                          \
+      return name(exec, x);                                                                           \
+    } else {                                                                                          \
+      return impl::axis_reduction<impl::Combine::C, impl::Map::F, Acc, Out, impl::Moment::Mo, false>( \
+          exec, "spmd::" #name, "spmd::reduce::" #name "_axis", x, ax);                               \
+    }                                                                                                 \
+  }                                                                                                   \
+  template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>           \
+  auto name(const Exec& exec, const X& x, const Axes<K>& ax, KeepDims) {                              \
+    using V = impl::elem_of<X>;                                                                       \
+    (void)sizeof(V);                                                                                  \
+    return impl::axis_reduction<impl::Combine::C, impl::Map::F, Acc, Out, impl::Moment::Mo, true>(    \
+        exec, "spmd::" #name, "spmd::reduce::" #name "_axis", x, ax);                                 \
+  }
+SPMD_AXIS_REDUCTION(sum, sum, value, typename impl::AxisTypes<V>::sum, typename impl::AxisTypes<V>::sum, none)
+SPMD_AXIS_REDUCTION(prod, prod, value, V, V, none)
+SPMD_AXIS_REDUCTION(min, min, value, V, V, none)
+SPMD_AXIS_REDUCTION(max, max, value, V, V, none)
+SPMD_AXIS_REDUCTION(mean, sum, value, typename impl::AxisTypes<V>::real, typename impl::AxisTypes<V>::real, mean)
+SPMD_AXIS_REDUCTION(count_nonzero, sum, nonzero, index_t, index_t, none)
+SPMD_AXIS_REDUCTION(any_of, sum, nonzero, index_t, bool, none)
+SPMD_AXIS_REDUCTION(all_of, min, nonzero, int, bool, none)
+#undef SPMD_AXIS_REDUCTION
+
+/// Variance over the axes: the mean of (x - its mean)^2 with the sum divided by count - ddof
+/// (NumPy's var(x, axis, ddof)); two passes, the means shared within each group of ranks
+/// (MPI_Allreduce on the sub-communicator), then the squares folded and reduced. Floating result
+/// (double for integers). Over every axis without keepdims: the scalar, by the whole-array
+/// reductions. Collective.
+template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto var(const Exec& exec, const X& x, const Axes<K>& ax, index_t ddof = 0) {
+  using R = impl::real_t<impl::elem_of<X>>;
+  if constexpr (K == impl::node_t<X>::rank) {
+    const auto e = impl::as_node(x);
+    impl::axis_mask<K>("spmd::var", ax.list, e.shape());
+    const R m = mean(exec, x);
+    const auto d = impl::make_unary<impl::UnOp::cast, R>(e) - m;
+    return sum(exec, d * d) / static_cast<R>(impl::expr_size(e) - ddof);
+  } else {
+    return impl::axis_reduction<impl::Combine::sum, impl::Map::value, R, R, impl::Moment::var, false>(
+        exec, "spmd::var", "spmd::reduce::var_axis", x, ax, ddof);
+  }
+}
+template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto var(const Exec& exec, const X& x, const Axes<K>& ax, KeepDims, index_t ddof = 0) {
+  using R = impl::real_t<impl::elem_of<X>>;
+  return impl::axis_reduction<impl::Combine::sum, impl::Map::value, R, R, impl::Moment::var, true>(
+      exec, "spmd::var", "spmd::reduce::var_axis", x, ax, ddof);
+}
+/// Standard deviation over the axes: the square root of var (same passes, same ddof).
+/// Collective.
+template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto std(const Exec& exec, const X& x, const Axes<K>& ax, index_t ddof = 0) {
+  using R = impl::real_t<impl::elem_of<X>>;
+  if constexpr (K == impl::node_t<X>::rank) {
+    return static_cast<R>(std::sqrt(var(exec, x, ax, ddof)));
+  } else {
+    return impl::axis_reduction<impl::Combine::sum, impl::Map::value, R, R, impl::Moment::std, false>(
+        exec, "spmd::std", "spmd::reduce::std_axis", x, ax, ddof);
+  }
+}
+template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto std(const Exec& exec, const X& x, const Axes<K>& ax, KeepDims, index_t ddof = 0) {
+  using R = impl::real_t<impl::elem_of<X>>;
+  return impl::axis_reduction<impl::Combine::sum, impl::Map::value, R, R, impl::Moment::std, true>(
+      exec, "spmd::std", "spmd::reduce::std_axis", x, ax, ddof);
+}
+
+// The same on a default instance of the operand's execution space.
+#define SPMD_AXIS_DEFAULT(name)                          \
+  template <class X, int K, impl::if_reducible<X> = 0>   \
+  auto name(const X& x, const Axes<K>& ax) {             \
+    return name(impl::exec_of<X>(), x, ax);              \
+  }                                                      \
+  template <class X, int K, impl::if_reducible<X> = 0>   \
+  auto name(const X& x, const Axes<K>& ax, KeepDims k) { \
+    return name(impl::exec_of<X>(), x, ax, k);           \
+  }
+SPMD_AXIS_DEFAULT(sum)
+SPMD_AXIS_DEFAULT(prod)
+SPMD_AXIS_DEFAULT(min)
+SPMD_AXIS_DEFAULT(max)
+SPMD_AXIS_DEFAULT(mean)
+SPMD_AXIS_DEFAULT(count_nonzero)
+SPMD_AXIS_DEFAULT(any_of)
+SPMD_AXIS_DEFAULT(all_of)
+SPMD_AXIS_DEFAULT(var)
+SPMD_AXIS_DEFAULT(std)
+// var and std with ddof on a default instance
+template <class X, int K, impl::if_reducible<X> = 0>
+auto var(const X& x, const Axes<K>& ax, index_t ddof) {
+  return var(impl::exec_of<X>(), x, ax, ddof);
+}
+template <class X, int K, impl::if_reducible<X> = 0>
+auto var(const X& x, const Axes<K>& ax, KeepDims k, index_t ddof) {
+  return var(impl::exec_of<X>(), x, ax, k, ddof);
+}
+template <class X, int K, impl::if_reducible<X> = 0>
+auto std(const X& x, const Axes<K>& ax, index_t ddof) {
+  return std(impl::exec_of<X>(), x, ax, ddof);
+}
+template <class X, int K, impl::if_reducible<X> = 0>
+auto std(const X& x, const Axes<K>& ax, KeepDims k, index_t ddof) {
+  return std(impl::exec_of<X>(), x, ax, k, ddof);
+}
+#undef SPMD_AXIS_DEFAULT
+
+}  // namespace spmd

@@ -1,0 +1,216 @@
+#pragma once
+/// \file creation.hpp
+/// Arrays made from a formula of their global indices, and index expressions:
+///
+///   auto x = spmd::linspace(comm, 0.0, 1.0, 101);                  // NumPy's linspace
+///   auto I = spmd::eye<double>(comm, 64);                           // 2-D, distributed
+///   auto f = spmd::fromfunction<double>(comm, {n, m}, KOKKOS_LAMBDA(index_t i, index_t j) {
+///     return 1.0 / (i + j + 1); });                                 // Hilbert matrix
+///   u = sin(spmd::indices(u.shape(), 1) * dx);                      // lazy: no index array
+///
+/// spmd::indices(shape, axis) and spmd::fromfunction(shape, f) are lazy expressions of `shape`
+/// (generators: impl::GenExpr): the element at index g is g[axis], or f(g...), computed where
+/// the expression is assigned or reduced, fused with the rest of it. An index is the
+/// expression's own: assigned to a slice, index 0 is the slice's first element (as NumPy's
+/// `u[1:-1] = np.indices(...)[0]`). The creation functions take a communicator and the
+/// distribution options (halo, periodic, grid, label), make a new array and assign the
+/// generator to it: Collective (they build a Distribution); a halo, if any, is zero.
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include "spmd/array.hpp"
+#include "spmd/expr.hpp"
+
+namespace spmd {
+
+namespace impl {
+
+/// Generator: the index along one axis.
+template <int N>
+struct AxisIndex {
+  int axis;
+  KOKKOS_INLINE_FUNCTION index_t operator()(const Kokkos::Array<index_t, N>& g) const { return g[axis]; }
+};
+
+/// Generator: a user's f(i0, ..., iN-1) (global indices as index_t), its result converted to T.
+template <class T, class F, int N, class Seq = std::make_index_sequence<N>>
+struct Unpacked;
+template <class T, class F, int N, std::size_t... D>
+struct Unpacked<T, F, N, std::index_sequence<D...>> {
+  F f;
+  KOKKOS_INLINE_FUNCTION T operator()(const Kokkos::Array<index_t, N>& g) const { return static_cast<T>(f(g[D]...)); }
+};
+/// The element type fromfunction makes by default: f's result for N index_t arguments.
+template <class F, int N, class Seq = std::make_index_sequence<N>>
+struct result_of_indices;
+template <class F, int N, std::size_t... D>
+struct result_of_indices<F, N, std::index_sequence<D...>> {
+  using type = std::decay_t<decltype(std::declval<const F&>()(((void)D, index_t(0))...))>;
+};
+
+/// i * s without a fused multiply-add on devices (NumPy multiplies, then adds: two roundings;
+/// nvcc would fuse a written-out i * s + start).
+KOKKOS_INLINE_FUNCTION double mul_rounded(const double a, const double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+/// Generator: NumPy's linspace element i (numpy/core/function_base.py): i * step + start, or
+/// i / div * delta + start when the step underflows to 0; the last element is stop itself when
+/// the endpoint is included.
+template <class T>
+struct LinspaceAt {
+  double start, stop, step, delta, div;
+  index_t last;  // the index that is stop exactly, or -1
+  int mode;      // 0: i * step; 1: i / div * delta; 2: i * delta (div == 0)
+  KOKKOS_INLINE_FUNCTION T operator()(const Kokkos::Array<index_t, 1>& g) const {
+    if (g[0] == last) return static_cast<T>(stop);
+    const double i = static_cast<double>(g[0]);
+    double y;
+    if (mode == 0)
+      y = mul_rounded(i, step);
+    else if (mode == 1)
+      y = mul_rounded(i / div, delta);
+    else
+      y = mul_rounded(i, delta);
+    return static_cast<T>(y + start);
+  }
+};
+
+/// Generator: ones on the k-th diagonal (column - row == k), zeros elsewhere.
+template <class T>
+struct EyeAt {
+  index_t k;
+  KOKKOS_INLINE_FUNCTION T operator()(const Kokkos::Array<index_t, 2>& g) const {
+    return g[1] - g[0] == k ? T(1) : T(0);
+  }
+};
+
+/// A new array of `shape` on `comm` holding the generator e (zero halo). Collective.
+template <class T, class M, std::size_t R, class E, class... Opts>
+Array<T, static_cast<int>(R), M> make_generated(const char* fn, const Comm& comm, const std::array<index_t, R>& shape,
+                                                const E& e, const Opts&... opts) {
+  auto a = make_array<T, M>(fn, comm, shape, Init::none, opts...);
+  bool halo = false;
+  for (std::size_t d = 0; d < R; ++d) halo = halo || a.halo()[d] > 0;
+  if (halo) a.fill(T(0));
+  assign(a, e);
+  return a;
+}
+
+template <std::size_t R>
+void check_shape(const char* fn, const std::array<index_t, R>& shape) {
+  for (std::size_t d = 0; d < R; ++d)
+    if (shape[d] < 0) throw Error(str(fn, ": negative extent in shape ", shape_str(shape)), true);
+}
+
+}  // namespace impl
+
+// ---- index expressions -----------------------------------------------------------------------
+
+/// The global index along `axis` of an array of `shape`, as a lazy index_t expression (NumPy's
+/// `np.indices(shape)[axis]`, without the array): `u = sin(spmd::indices(u.shape(), 1) * dx)`.
+/// Local (building it); an axis outside [0, N) is an spmd::Error on every rank.
+template <std::size_t R>
+auto indices(const std::array<index_t, R>& shape, int axis) {
+  constexpr int N = static_cast<int>(R);
+  impl::check_shape("spmd::indices", shape);
+  if (axis < 0 || axis >= N)
+    throw Error(impl::str("spmd::indices: axis ", axis, " is out of range for shape ", impl::shape_str(shape)), true);
+  return impl::GenExpr<impl::AxisIndex<N>, index_t, N>{{}, impl::AxisIndex<N>{axis}, shape};
+}
+template <std::size_t R>
+auto indices(const index_t (&shape)[R], int axis) {
+  return indices(impl::to_index(shape), axis);
+}
+
+// ---- fromfunction ----------------------------------------------------------------------------
+
+/// A lazy expression of `shape` whose element at g is f(g0, ..., gN-1) converted to T (f: a
+/// KOKKOS_LAMBDA of N index_t; T defaults to f's result type). Local (building it).
+template <class T = void, std::size_t R, class F>
+auto fromfunction(const std::array<index_t, R>& shape, const F& f) {
+  constexpr int N = static_cast<int>(R);
+  using V = std::conditional_t<std::is_void_v<T>, typename impl::result_of_indices<F, N>::type, T>;
+  impl::check_shape("spmd::fromfunction", shape);
+  return impl::GenExpr<impl::Unpacked<V, F, N>, V, N>{{}, impl::Unpacked<V, F, N>{f}, shape};
+}
+template <class T = void, std::size_t R, class F>
+auto fromfunction(const index_t (&shape)[R], const F& f) {
+  return fromfunction<T>(impl::to_index(shape), f);
+}
+/// A new array of `shape` whose element at global index g is f(g0, ..., gN-1) (NumPy's
+/// fromfunction, with f called per element: a KOKKOS_LAMBDA of N index_t). Options: halo,
+/// periodic, grid, label. Collective.
+template <class T = void, class M = DefaultMemorySpace, std::size_t R, class F, class... Opts,
+          impl::if_options<Opts...> = 0>
+auto fromfunction(const Comm& comm, const index_t (&shape)[R], const F& f, const Opts&... opts) {
+  const auto e = fromfunction<T>(shape, f);
+  using V = typename std::decay_t<decltype(e)>::value_type;
+  return impl::make_generated<V, M>("spmd::fromfunction", comm, impl::to_index(shape), e, opts...);
+}
+template <class T = void, class M = DefaultMemorySpace, std::size_t R, class F, class... Opts,
+          impl::if_options<Opts...> = 0>
+auto fromfunction(const Comm& comm, const std::array<index_t, R>& shape, const F& f, const Opts&... opts) {
+  const auto e = fromfunction<T>(shape, f);
+  using V = typename std::decay_t<decltype(e)>::value_type;
+  return impl::make_generated<V, M>("spmd::fromfunction", comm, shape, e, opts...);
+}
+
+// ---- linspace, eye, identity -----------------------------------------------------------------
+
+/// `num` evenly spaced values over [start, stop] (endpoint true) or [start, stop) (false), as
+/// NumPy's linspace computes them (i * step + start in double, the last one stop exactly), in a
+/// new 1-D array of T. Collective; num < 0 is an spmd::Error on every rank.
+template <class T = double, class M = DefaultMemorySpace, class... Opts, impl::if_options<Opts...> = 0>
+Array<T, 1, M> linspace(const Comm& comm, double start, double stop, index_t num, bool endpoint, const Opts&... opts) {
+  if (num < 0) throw Error(impl::str("spmd::linspace: number of samples, ", num, ", must be non-negative"), true);
+  impl::LinspaceAt<T> at{start, stop, 0.0, stop - start, static_cast<double>(endpoint ? num - 1 : num), -1, 0};
+  if (at.div > 0) {
+    at.step = at.delta / at.div;
+    at.mode = at.step == 0 ? 1 : 0;
+  } else {
+    at.mode = 2;
+  }
+  if (endpoint && num > 1) at.last = num - 1;
+  const auto e = impl::GenExpr<impl::LinspaceAt<T>, T, 1>{{}, at, Index<1>{num}};
+  return impl::make_generated<T, M>("spmd::linspace", comm, Index<1>{num}, e, opts...);
+}
+template <class T = double, class M = DefaultMemorySpace, class... Opts, impl::if_options<Opts...> = 0>
+Array<T, 1, M> linspace(const Comm& comm, double start, double stop, index_t num, const Opts&... opts) {
+  return linspace<T, M>(comm, start, stop, num, true, opts...);
+}
+
+/// An n x m 2-D array with ones on diagonal k (0: the main one, > 0 above, < 0 below) and zeros
+/// elsewhere (NumPy's eye), distributed like any new array (options: halo, grid, label, ...).
+/// Collective; negative extents are an spmd::Error on every rank.
+template <class T = double, class M = DefaultMemorySpace, class... Opts, impl::if_options<Opts...> = 0>
+Array<T, 2, M> eye(const Comm& comm, index_t n, index_t m, index_t k, const Opts&... opts) {
+  const Index<2> shape{n, m};
+  impl::check_shape("spmd::eye", shape);
+  const auto e = impl::GenExpr<impl::EyeAt<T>, T, 2>{{}, impl::EyeAt<T>{k}, shape};
+  return impl::make_generated<T, M>("spmd::eye", comm, shape, e, opts...);
+}
+template <class T = double, class M = DefaultMemorySpace, class... Opts, impl::if_options<Opts...> = 0>
+Array<T, 2, M> eye(const Comm& comm, index_t n, index_t m, const Opts&... opts) {
+  return eye<T, M>(comm, n, m, 0, opts...);
+}
+template <class T = double, class M = DefaultMemorySpace, class... Opts, impl::if_options<Opts...> = 0>
+Array<T, 2, M> eye(const Comm& comm, index_t n, const Opts&... opts) {
+  return eye<T, M>(comm, n, n, 0, opts...);
+}
+/// The n x n identity (NumPy's identity). Collective.
+template <class T = double, class M = DefaultMemorySpace, class... Opts, impl::if_options<Opts...> = 0>
+Array<T, 2, M> identity(const Comm& comm, index_t n, const Opts&... opts) {
+  return eye<T, M>(comm, n, n, 0, opts...);
+}
+
+}  // namespace spmd

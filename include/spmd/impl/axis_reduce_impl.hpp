@@ -1,0 +1,278 @@
+#pragma once
+// Per-axis reductions, implementation: the axes a call names (checked), the groups of ranks that
+// share the other grid coordinates (a sub-communicator), the local kernel (on the kernel layer),
+// and the combination among the ranks of a group.
+//
+// Layout of a reduction's result: the operand's process grid, with extent 1 along each reduced
+// axis (NumPy's keepdims shape). Balanced blocks give the rank at grid coordinate 0 along the
+// reduced axes the one index there, and it owns the block of the kept axes that the operand's
+// ranks of its group own: the group reduces onto it (MPI_Reduce on the sub-communicator) and
+// no data moves along the kept axes. Without keepdims the reduced axes are then dropped by a
+// move onto an automatic distribution of the smaller shape (one exchange).
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "spmd/expr.hpp"
+#include "spmd/impl/expr_eval.hpp"
+#include "spmd/impl/kernels.hpp"
+#include "spmd/math.hpp"
+
+namespace spmd::impl {
+
+/// The reduced axes as a mask, from a list that may count from the end (-1 is the last axis).
+/// Throws the same spmd::Error on every rank (the arguments are replicated) for an axis out of
+/// range or named twice, naming the shape. Local.
+template <int N, std::size_t K>
+std::array<bool, N> axis_mask(const char* fn, const std::array<int, K>& list, const Index<N>& shape) {
+  std::array<bool, N> mask{};
+  for (const int a0 : list) {
+    const int a = a0 < 0 ? a0 + N : a0;
+    if (a < 0 || a >= N)
+      throw Error(
+          str(fn, ": axis ", a0, " is out of bounds for an operand of shape ", shape_str(shape), " (", N, " axes)"),
+          true);
+    if (mask[a]) throw Error(str(fn, ": axis ", a0, " is named twice (shape ", shape_str(shape), ")"), true);
+    mask[a] = true;
+  }
+  return mask;
+}
+
+/// The sub-communicator of the ranks that share this rank's grid coordinates along the axes
+/// where `mask` is false, ordered by their coordinates along the others (row-major): key 0 is the
+/// rank at coordinate 0 along every masked axis. Collective over d's communicator (one
+/// MPI_Comm_split; not cached: a cache must make the same hit-or-miss decision on every rank of
+/// the communicator, and would keep communicators alive).
+template <int N>
+Comm axis_group(const Distribution<N>& d, const std::common_type_t<std::array<bool, N>>& mask) {
+  int color = 0, key = 0;
+  for (int a = 0; a < N; ++a) {
+    if (mask[a])
+      key = key * d.dims()[a] + d.coords()[a];
+    else
+      color = color * d.dims()[a] + d.coords()[a];
+  }
+  return d.comm().split(color, key);
+}
+
+/// The local fold of a per-axis reduction: for each point of the output box (the operand's box
+/// with extent 1 along the reduced axes), rule R over the reduced points of map F of the values;
+/// with `center`, of (value - center[o] / cdiv)^2 instead (the second pass of a variance).
+template <class R, Map F, class Src, int N, bool Contig>
+struct AxisPartial {
+  using Acc = typename R::value_type;
+  Src src;
+  Acc* out;                        // compact (row-major) over the output box oext
+  Kokkos::Array<index_t, N> oext;  // the operand's box with extent 1 along reduced axes
+  Kokkos::Array<index_t, N> rext;  // the box's extents along reduced axes, 1 along the others
+  index_t outer;                   // product of rext over the axes before the last
+  bool last_reduced;
+  const Acc* center;  // nullptr, or the sums whose means are subtracted
+  Acc cdiv;
+  template <class V>
+  KOKKOS_FORCEINLINE_FUNCTION void add(Acc& acc, const V v, const Acc c) const {
+    if constexpr (F == Map::nonzero) {
+      R::add(acc, static_cast<Acc>(v ? 1 : 0));
+    } else {
+      if (center) {
+        const Acc d = static_cast<Acc>(v) - c;
+        R::add(acc, d * d);
+      } else {
+        R::add(acc, static_cast<Acc>(v));
+      }
+    }
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(const Kokkos::Array<index_t, N>& k, const index_t lo, const index_t hi) const {
+    for (index_t i = lo; i < hi; ++i) {
+      Kokkos::Array<index_t, N> o = k;
+      o[N - 1] = i;
+      index_t at = 0;
+      for (int d = 0; d < N; ++d) at = at * oext[d] + o[d];
+      const Acc c = center ? center[at] / cdiv : Acc(0);
+      Acc acc;
+      R::init(acc);
+      for (index_t t = 0; t < outer; ++t) {
+        Kokkos::Array<index_t, N> p = o;
+        index_t u = t;
+        for (int d = N - 2; d >= 0; --d)
+          if (rext[d] != 1) {
+            p[d] = u % rext[d];
+            u /= rext[d];
+          }
+        p[N - 1] = 0;
+        const auto row = src.template row<Contig>(p);
+        if (last_reduced)
+          for (index_t j = 0; j < rext[N - 1]; ++j) add(acc, row(j), c);
+        else
+          add(acc, row(i), c);
+      }
+      out[at] = acc;
+    }
+  }
+};
+
+}  // namespace spmd::impl
+
+namespace spmd::impl {
+
+/// What a per-axis reduction computes from its fold: the fold itself, the mean, or the variance
+/// or standard deviation (a second pass around the means; divided by count - ddof).
+enum class Moment { none, mean, var, std };
+
+/// out[t] = Out(part[t] / div), or its square root (std).
+template <class Out, class Acc>
+struct AxisStore {
+  Out* out;
+  const Acc* part;
+  Acc div;
+  bool divide, root;
+  KOKKOS_INLINE_FUNCTION void operator()(const index_t t) const {
+    const Acc v = divide ? part[t] / div : part[t];
+    if constexpr (std::is_floating_point_v<Acc>) {
+      out[t] = static_cast<Out>(root ? math::sqrt(v) : v);
+    } else {
+      out[t] = static_cast<Out>(v);
+    }
+  }
+};
+
+/// Combines a group's partial blocks (host-staged): onto its rank 0 (MPI_Reduce), or onto every
+/// member (`all`: MPI_Allreduce). Collective over `group`.
+template <Combine C, class Exec, class Acc, class Mem>
+void combine_group(const Exec& exec, const char* fn, const Comm& group, const Kokkos::View<Acc*, Mem>& part, bool all) {
+  const index_t n = static_cast<index_t>(part.extent(0));
+  if (group.size() <= 1 || n == 0) return;
+  auto host = Kokkos::create_mirror_view(Kokkos::HostSpace(), part);
+  Kokkos::deep_copy(exec, host, part);
+  fence(exec, "spmd::reduce (per axis) before MPI_Reduce");
+  const MPI_Op op = mpi_op(C == Combine::sum    ? Op::sum
+                           : C == Combine::prod ? Op::prod
+                           : C == Combine::min  ? Op::min
+                                                : Op::max);
+  const int count = static_cast<int>(n);
+  if (all) {
+    SPMD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, host.data(), count, mpi_type<Acc>(), op, group.raw()), fn);
+  } else {
+    const bool root = group.rank() == 0;
+    SPMD_MPI_CHECK(MPI_Reduce(root ? MPI_IN_PLACE : host.data(), root ? host.data() : nullptr, count, mpi_type<Acc>(),
+                              op, 0, group.raw()),
+                   fn);
+    if (!root) return;
+  }
+  Kokkos::deep_copy(exec, part, host);
+  fence(exec, "spmd::reduce (per axis): staging released");
+}
+
+/// The reduction (rule C of map F into Acc, stored as Out, finished as `moment` says with
+/// `ddof`) of e over the axes in `mask`, in NumPy's keepdims shape, laid out as the file comment
+/// says, on `exec`. Collective over e's communicator.
+template <Combine C, Map F, class Acc, class Out, class Exec, class E>
+Array<Out, E::rank, typename E::memory_space> reduce_axes_keep(const Exec& exec, const char* fn, const char* label,
+                                                               const E& e, const std::array<bool, E::rank>& mask,
+                                                               Moment moment, index_t ddof = 0) {
+  constexpr int N = E::rank;
+  using Mem = typename E::memory_space;
+  const auto& anchor = first_terminal(e);
+  using Anchor = std::decay_t<decltype(anchor)>;
+  if constexpr (Anchor::parent_type::rank != N) {
+    // the first operand drops axes of its array: reduce a copy laid out on its own
+    const auto whole = spmd::copy(e);
+    return reduce_axes_keep<C, F, Acc, Out>(exec, fn, label, view_of(whole), mask, moment, ddof);
+  } else {
+    const auto& parent = anchor.parent();
+    if (!(parent.shape() == e.shape() && same_selection(anchor.selection(), Selection<N, N>::identity()))) {
+      const auto whole = spmd::copy(e);  // a slice: reduce a copy laid out on its own
+      return reduce_axes_keep<C, F, Acc, Out>(exec, fn, label, view_of(whole), mask, moment, ddof);
+    }
+    const Distribution<N>& d = parent.distribution();
+    Index<N> oshape{};
+    index_t count = 1;  // elements folded into each result
+    bool empty_out = false;
+    for (int a = 0; a < N; ++a) {
+      oshape[a] = mask[a] ? 1 : e.shape()[a];
+      if (mask[a]) count *= e.shape()[a];
+      empty_out = empty_out || oshape[a] == 0;
+    }
+    if ((C == Combine::min || C == Combine::max) && count == 0 && !empty_out)
+      throw Error(str(fn, ": zero-size reduction over the axes of an operand of shape ", shape_str(e.shape()),
+                      " (the reduction has no identity)"),
+                  true);
+    Array<Out, N, Mem> out(
+        Distribution<N>(d.comm(), oshape, ProcessGrid{std::vector<int>(d.dims().begin(), d.dims().end())}),
+        Label{label}, Init::none);
+    // (the distribution's box, not the view's: an empty view box may lose its other extents)
+    const Box<N> box = d.owned();
+    Kokkos::Array<index_t, N> oext, rext;
+    index_t outer = 1, n = 1;
+    for (int a = 0; a < N; ++a) {
+      oext[a] = mask[a] ? 1 : box.extent(a);
+      rext[a] = mask[a] ? box.extent(a) : 1;
+      if (a < N - 1) outer *= rext[a];
+      n *= oext[a];
+    }
+    const bool second = moment == Moment::var || moment == Moment::std;
+    auto make = [&](const char* what) {
+      return Kokkos::View<Acc*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(what)),
+                                     static_cast<std::size_t>(n));
+    };
+    Kokkos::View<Acc*, Mem> part = make("spmd::reduce::axis_partial"), sums;
+    auto fold = [&](const Kokkos::View<Acc*, Mem>& into, const Acc* center) {
+      using R = Rule<C, Acc>;
+      bind_for_reduction(exec, fn, e, [&](const auto& src, const auto&, bool contig, const auto&) {
+        using Src = std::decay_t<decltype(src)>;
+        const auto items = BoxItems<N>::template make<Exec>(oext);
+        const bool last = mask[N - 1];
+        const Acc cdiv = static_cast<Acc>(count);
+        if (contig)
+          for_box(exec, label, items,
+                  AxisPartial<R, F, Src, N, true>{src, into.data(), oext, rext, outer, last, center, cdiv});
+        else
+          for_box(exec, label, items,
+                  AxisPartial<R, F, Src, N, false>{src, into.data(), oext, rext, outer, last, center, cdiv});
+      });
+    };
+    const Comm group = axis_group(d, mask);
+    fold(part, nullptr);
+    if (second) {  // every member needs the group's sums, then folds the squares around the means
+      combine_group<C>(exec, fn, group, part, true);
+      sums = part;
+      part = make("spmd::reduce::axis_partial_squares");
+      fold(part, sums.data());
+    }
+    combine_group<C>(exec, fn, group, part, false);
+    const index_t mine = out.owned().size();
+    if (mine > 0) {
+      const index_t div = second ? count - ddof : count;
+      AxisStore<Out, Acc> store{out.local_with_halo().data(), part.data(), static_cast<Acc>(div),
+                                moment != Moment::none, moment == Moment::std};
+      Kokkos::parallel_for(label, ItemPolicy<Exec>(exec, 0, mine), store);
+    }
+    if (second) fence(exec, "spmd::reduce (per axis): sums released");
+    return out;
+  }
+}
+
+/// The keepdims result with the reduced axes dropped: a new array on an automatic distribution
+/// of the kept shape (one move). Collective.
+template <int K, class T, int N, class Mem>
+Array<T, N - K, Mem> drop_axes(const Array<T, N, Mem>& keep, const std::common_type_t<std::array<bool, N>>& mask) {
+  constexpr int M = N - K;
+  Selection<N, M> sel{};
+  Index<M> shape{};
+  int j = 0;
+  for (int a = 0; a < N; ++a) {
+    sel.start[a] = 0;
+    sel.step[a] = 1;
+    sel.map[a] = mask[a] ? -1 : j;
+    if (!mask[a]) shape[j++] = keep.shape()[a];
+  }
+  return spmd::copy(ArrayView<T, M, N, Mem>(keep, sel, shape));
+}
+
+}  // namespace spmd::impl

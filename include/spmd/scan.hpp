@@ -1,0 +1,70 @@
+#pragma once
+/// \file scan.hpp
+/// Cumulative sums and products along an axis (NumPy's cumsum, cumprod):
+///
+///   auto c = spmd::cumsum(a, spmd::axis(1));       // np.cumsum(a, axis=1): a's shape
+///   auto p = spmd::cumprod(x);                     // 1-D: np.cumprod(x)
+///   auto s = spmd::cumsum(u * dx, spmd::axis(0));  // of an expression (no temporary)
+///
+/// Collective over the operand's communicator. The result is a new array of the operand's shape
+/// laid out on its first array operand's process grid (the operand is evaluated into it: a
+/// whole-array operand is read in place, a slice moved). Each rank scans the lines of its block
+/// along the axis (one kernel), the ranks along the axis exchange their lines' totals by an
+/// exclusive scan (MPI_Exscan on the sub-communicator of the ranks that share the other grid
+/// coordinates), and each adds (multiplies by) its offset (a second kernel). At one rank, or
+/// when the axis is not cut, the sums are NumPy's sequential ones bit for bit; across ranks a
+/// block's values are (offset + local partial sums): equal to roundoff. Element types follow
+/// NumPy: bool and integers narrower than 64 bits accumulate in index_t. Without an axis only
+/// 1-D operands are accepted (NumPy would flatten; see reshape in the cheat sheet). A bad axis
+/// is an spmd::Error on every rank, naming the shape. See docs/api/scan.md.
+
+#include <Kokkos_Core.hpp>
+
+#include <type_traits>
+
+#include "spmd/axis_reduce.hpp"
+#include "spmd/impl/scan_impl.hpp"
+
+namespace spmd {
+
+/// Cumulative sum along one axis, on `exec`. Collective.
+template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto cumsum(const Exec& exec, const X& x, const Axes<1>& ax) {
+  SPMD_CHECK_REDUCE_EXEC("spmd::cumsum");
+  return impl::scan_axis<false>(exec, "spmd::cumsum", impl::as_node(x), ax.list[0]);
+}
+/// Cumulative product along one axis, on `exec`. Collective.
+template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto cumprod(const Exec& exec, const X& x, const Axes<1>& ax) {
+  SPMD_CHECK_REDUCE_EXEC("spmd::cumprod");
+  return impl::scan_axis<true>(exec, "spmd::cumprod", impl::as_node(x), ax.list[0]);
+}
+/// The cumulative sum / product of a 1-D operand. Collective.
+template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto cumsum(const Exec& exec, const X& x) {
+  static_assert(impl::node_t<X>::rank == 1, "spmd::cumsum: give an axis (spmd::axis(a)) for more than one axis");
+  return cumsum(exec, x, axis(0));
+}
+template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto cumprod(const Exec& exec, const X& x) {
+  static_assert(impl::node_t<X>::rank == 1, "spmd::cumprod: give an axis (spmd::axis(a)) for more than one axis");
+  return cumprod(exec, x, axis(0));
+}
+template <class X, impl::if_reducible<X> = 0>
+auto cumsum(const X& x, const Axes<1>& ax) {
+  return cumsum(impl::exec_of<X>(), x, ax);
+}
+template <class X, impl::if_reducible<X> = 0>
+auto cumprod(const X& x, const Axes<1>& ax) {
+  return cumprod(impl::exec_of<X>(), x, ax);
+}
+template <class X, impl::if_reducible<X> = 0>
+auto cumsum(const X& x) {
+  return cumsum(impl::exec_of<X>(), x);
+}
+template <class X, impl::if_reducible<X> = 0>
+auto cumprod(const X& x) {
+  return cumprod(impl::exec_of<X>(), x);
+}
+
+}  // namespace spmd
