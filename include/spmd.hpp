@@ -21,6 +21,7 @@
 #include "spmd/slice.hpp"
 #include "spmd/expr.hpp"
 #include "spmd/reduce.hpp"
+#include "spmd/reproducible.hpp"
 #include "spmd/redistribute.hpp"
 #include "spmd/gather.hpp"
 #include "spmd/blas.hpp"

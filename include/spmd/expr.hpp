@@ -211,6 +211,9 @@ template <class E, class>
 Array<T, N, M>::Array(const E& e) {
   static_assert(E::rank == N, "spmd::Array(expression): the expression has another number of axes than the array");
   const auto& anchor = impl::first_terminal(e);
+  // The layout below is chosen from this rank's expression: agree first that every rank has one
+  // of the same shape (else some would build a new distribution, a collective, and others not).
+  impl::agree_shape(anchor.comm(), "spmd::Array(expression)", e.shape());
   Distribution<N> d;
   if constexpr (std::decay_t<decltype(anchor.parent())>::rank == N) {
     const auto& p = anchor.parent();

@@ -23,6 +23,7 @@
 
 #include <array>
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 
 #include "spmd/impl/ndrange.hpp"
@@ -188,6 +189,13 @@ struct SumsRule {
   }
 };
 
+/// A rule with `static constexpr bool fold_in_place = true` has its items fold straight into the
+/// thread's partial result instead of a local copy (for large partial results).
+template <class R, class = void>
+struct folds_in_place : std::false_type {};
+template <class R>
+struct folds_in_place<R, std::enable_if_t<R::fold_in_place>> : std::true_type {};
+
 template <int M, class Body, class R>
 struct ReduceItems {
   using value_type = typename R::value_type;
@@ -200,10 +208,14 @@ struct ReduceItems {
     Kokkos::Array<index_t, M> k;
     index_t lo, hi;
     items.split(t, k, lo, hi);
-    value_type local;  // the item's partial result in locals (see the file comment)
-    R::init(local);
-    body(k, lo, hi, local);
-    R::join(v, local);
+    if constexpr (folds_in_place<R>::value) {
+      body(k, lo, hi, v);
+    } else {
+      value_type local;  // the item's partial result in locals (see the file comment)
+      R::init(local);
+      body(k, lo, hi, local);
+      R::join(v, local);
+    }
   }
 };
 
