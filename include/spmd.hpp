@@ -26,6 +26,7 @@
 #include "spmd/shape.hpp"
 #include "spmd/random.hpp"
 #include "spmd/creation.hpp"
+#include "spmd/reproducible.hpp"
 #include "spmd/redistribute.hpp"
 #include "spmd/gather.hpp"
 #include "spmd/blas.hpp"

@@ -5,6 +5,7 @@
 //                           [--operator csr|matrix-free] [--monitor 100] [--check-error E] [--json FILE]
 //                           [--quiet] [--resources] [--checkpoint-every K --checkpoint PREFIX]
 //                           [--restart FILE|latest] [--no-symmetry-check] [--symmetry-rtol 1e-12]
+//                           [--replace-every 50] [--reproducible]
 //
 // Problems: poisson2d / poisson3d are the unscaled Dirichlet Laplacians on n^2 / n^3 unknowns
 // (--n is the number of unknowns per axis, as in every app: docs/apps.md; spmd::sparse::
@@ -69,7 +70,8 @@ struct Config {
   index_t n = 0;  // 0: 2048 for poisson2d, 128 for poisson3d
   double tol = 1e-8, atol = 0.0, check_error = -1.0, symmetry_rtol = 1e-12;
   int max_iters = 5000, monitor = 0;
-  bool pipelined = false, no_symmetry_check = false;
+  bool pipelined = false, no_symmetry_check = false, reproducible = false;
+  int replace_every = 50;
 };
 
 /// Known solution: a pseudo-random value in [-1, 1) of the unknown's row-major global index k
@@ -192,6 +194,8 @@ int run(const Op& A, const Problem& pb, const Config& cfg, spmd::apps::App& app,
   o.atol = cfg.atol;
   o.max_iters = cfg.max_iters;
   o.precond = cfg.precond == "jacobi" ? sv::Precond::jacobi : sv::Precond::none;
+  o.replace_every = cfg.replace_every;
+  o.reproducible = cfg.reproducible;
   o.monitor = app.monitor() > 0 ? app.monitor() : (app.resources() ? cfg.max_iters : 0);
   o.monitor_callback = [&](const sv::MonitorInfo& m) {
     progress.report(m.iteration, format("||r||/||b|| %.6e", m.relative_residual),
@@ -347,6 +351,12 @@ int main(int argc, char** argv) {
   cli.add_option("--symmetry-rtol", cfg.symmetry_rtol,
                  "the symmetry check accepts |a_ij - a_ji| <= this times max |a_ij|")
       ->check(at_least(0));
+  cli.add_option("--replace-every", cfg.replace_every,
+                 "pipelined CG: residual replacement every this many iterations (0: only at a claimed convergence)")
+      ->check(spmd::apps::in_range(0, INT_MAX));
+  cli.add_flag("--reproducible", cfg.reproducible,
+               "bitwise-reproducible dot products and norms (spmd::reproducible): with the matrix-free operator the "
+               "iterations and x are the same bits at any rank count");
   app.add_monitor(100, "iterations");
   spmd::apps::CheckpointOptions ckpt("cg_solver");
   ckpt.add_to(cli);
@@ -363,6 +373,10 @@ int main(int argc, char** argv) {
     record.option("--atol", cfg.atol);
     record.option("--pipelined", cfg.pipelined);
     record.option("--precond", cfg.precond);
+    record.option("--symmetry-rtol", cfg.symmetry_rtol);
+    record.option("--no-symmetry-check", cfg.no_symmetry_check);
+    record.option("--replace-every", cfg.replace_every);
+    record.option("--reproducible", cfg.reproducible);
     const spmd::apps::Start start = ckpt.start(comm, app, record, "--max-iters", cfg.max_iters);
 
     if (cfg.problem == "mm" && cfg.file.empty()) throw spmd::Error("--problem mm needs --file", true);

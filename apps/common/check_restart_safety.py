@@ -232,6 +232,14 @@ if app == "cg_solver":
     refused("scaled matrix", ["--restart", mm_first], ["in problem.matrix_checksum"])
     refused("another tolerance", ["--restart", first, "--tol", "1e-8"],
             ["--tol 1e-08 differs from the checkpoint", "made with --tol 1e-12"])
+    # Every solver option is recorded: the symmetry check's tolerance, pipelined CG's residual
+    # replacement period and the reproducible mode contradict the checkpoint too.
+    refused("another symmetry rtol", ["--restart", first, "--symmetry-rtol", "1e-6"],
+            ["--symmetry-rtol 1e-06 differs from the checkpoint", "made with --symmetry-rtol 1e-12"])
+    refused("another replacement period", ["--restart", first, "--replace-every", "7"],
+            ["--replace-every 7 differs from the checkpoint", "made with --replace-every 50"])
+    refused("reproducible mode", ["--restart", first, "--reproducible"],
+            ["--reproducible differs from the checkpoint", "made without --reproducible"])
     print("ok: cg_solver refuses a scaled matrix and another --tol, accepts the moved matrix")
 
 print(f"{app}: restart safety checks passed")

@@ -387,7 +387,29 @@ std::shared_ptr<void>& expr_slot(const Array<T, N, M>& a) {
 
 template <class T, int N, class M>
 T Array<T, N, M>::get(const index_type& g) const {
-  check_index(g, "spmd::Array::get");
+  const char* fn = "spmd::Array::get";
+  if (is_null()) throw Error(impl::str(fn, ": null array"), true);
+  // Every rank must ask for the same element: one allreduce agrees on the index (its largest and
+  // smallest value per axis) and on a range error some ranks may see alone.
+  std::string err;
+  try {
+    check_index(g, fn);
+  } catch (const Error& e) {
+    err = e.what();
+  }
+  index_t agree[1 + 2 * N];
+  agree[0] = err.empty() ? 0 : 1;
+  for (int d = 0; d < N; ++d) {
+    agree[1 + d] = g[d];
+    agree[1 + N + d] = -g[d];
+  }
+  comm().allreduce(agree, 1 + 2 * N, Op::max);
+  if (agree[0] != 0) comm().check(err.empty(), err);
+  for (int d = 0; d < N; ++d)
+    if (agree[1 + d] != -agree[1 + N + d])
+      throw Error(impl::str(fn, ": the ranks ask for different global indices (from ", -agree[1 + N + d], " to ",
+                            agree[1 + d], " along axis ", d, ")"),
+                  true);
   const int owner = dist_.owner(g);
   T value{};
   if (comm().rank() == owner) Kokkos::deep_copy(value, element_subview(local_index(g), std::make_index_sequence<N>{}));
@@ -463,6 +485,23 @@ Array<T, static_cast<int>(R), M> make_array(const char* fn, const Comm& comm, co
   comm.check(err.empty(), err);
   return a;
 }
+/// Agree that every rank passes the same `shape` (one allreduce); else the same spmd::Error on
+/// every rank. Collective.
+template <std::size_t R>
+void agree_shape(const Comm& comm, const char* fn, const std::array<index_t, R>& shape) {
+  constexpr int N = static_cast<int>(R);
+  index_t v[2 * N];
+  for (int d = 0; d < N; ++d) {
+    v[d] = shape[d];
+    v[N + d] = -shape[d];
+  }
+  comm.allreduce(v, 2 * N, Op::max);
+  for (int d = 0; d < N; ++d)
+    if (v[d] != -v[N + d])
+      throw Error(
+          str(fn, ": the ranks pass operands of different shapes (axis ", d, ": from ", -v[N + d], " to ", v[d], ")"),
+          true);
+}
 /// a(i) = start + i * step over the owned points. (Kept out of arange: CUDA does not allow an
 /// extended lambda in a function template with an unnamed template parameter.)
 template <class T, class M>
@@ -529,7 +568,9 @@ Array<T, N, M> full_like(const Array<T, N, M>& a, const typename Array<T, N, M>:
 /// numpy.arange. Collective.
 template <class T, class M = DefaultMemorySpace, class... Opts, impl::if_options<Opts...> = 0>
 Array<T, 1, M> arange(const Comm& comm, T start, T stop, T step, const Opts&... opts) {
-  if (step == T(0)) throw Error("spmd::arange: step must not be zero", true);
+  impl::agree(comm, [&] {
+    if (step == T(0)) throw Error("spmd::arange: step must not be zero", true);
+  });
   const double len = std::ceil((static_cast<double>(stop) - static_cast<double>(start)) / static_cast<double>(step));
   const index_t n = len > 0 ? static_cast<index_t>(len) : 0;
   auto a = impl::make_array<T, M>("spmd::arange", comm, Index<1>{n}, Init::zero, opts...);

@@ -108,7 +108,13 @@ void copy(const Array<T, 1, M>& x, const Array<T, 1, M>& y) {
 /// Sum of x(i) y(i). Collective.
 template <class T, class M>
 T dot(const typename M::execution_space& exec, const Array<T, 1, M>& x, const Array<T, 1, M>& y) {
-  impl::require_1d_alike("spmd::blas::dot", x, y);
+  std::string err;  // agreed in the reduction's own all-reduce (spmd::impl::combine_ranks)
+  try {
+    impl::require_1d_alike("spmd::blas::dot", x, y);
+  } catch (const Error& e) {
+    err = e.what();
+  }
+  if (!err.empty()) spmd::impl::fail_reduction<spmd::impl::Combine::sum, T>(x.comm(), err);
   return spmd::dot(exec, x, y);
 }
 /// dot on a default instance. Collective.
@@ -209,12 +215,14 @@ class GemvPlan {
  private:
   static const Distribution<2>& checked(const Array<T, 2, M>& A, const Array<T, 1, M>& x, const Array<T, 1, M>& y) {
     const char* fn = "spmd::blas::gemv";
-    if (x.comm() != A.comm() || y.comm() != A.comm())
-      throw Error(impl::str(fn, ": A, x and y must live on one communicator"), true);
-    if (x.extent(0) != A.extent(1) || y.extent(0) != A.extent(0))
-      throw Error(impl::str(fn, ": shapes do not fit y = A x: A ", spmd::impl::shape_str(A.shape()), ", x ",
-                            spmd::impl::shape_str(x.shape()), ", y ", spmd::impl::shape_str(y.shape())),
-                  true);
+    spmd::impl::agree(A.comm(), [&] {
+      if (x.comm() != A.comm() || y.comm() != A.comm())
+        throw Error(impl::str(fn, ": A, x and y must live on one communicator"), true);
+      if (x.extent(0) != A.extent(1) || y.extent(0) != A.extent(0))
+        throw Error(impl::str(fn, ": shapes do not fit y = A x: A ", spmd::impl::shape_str(A.shape()), ", x ",
+                              spmd::impl::shape_str(x.shape()), ", y ", spmd::impl::shape_str(y.shape())),
+                    true);
+    });
     return A.distribution();
   }
 
@@ -372,6 +380,12 @@ class GemmPlan {
                                         index_t panel) {
     const char* fn = "spmd::blas::gemm";
     using spmd::impl::shape_str;
+    spmd::impl::agree(A.comm(), [&] { checks(fn, A, B, C, panel); });
+    return A.distribution();
+  }
+  static void checks(const char* fn, const Array<T, 2, M>& A, const Array<T, 2, M>& B, const Array<T, 2, M>& C,
+                     index_t panel) {
+    using spmd::impl::shape_str;
     if (B.comm() != A.comm() || C.comm() != A.comm())
       throw Error(spmd::impl::str(fn, ": A, B and C must live on one communicator"), true);
     if (A.extent(1) != B.extent(0) || C.extent(0) != A.extent(0) || C.extent(1) != B.extent(1))
@@ -384,7 +398,6 @@ class GemmPlan {
                                   shape_str(C.distribution().dims())),
                   true);
     if (panel < 1) throw Error(spmd::impl::str(fn, ": panel width ", panel, " must be at least 1"), true);
-    return A.distribution();
   }
 
   Distribution<2> a_, b_, c_;

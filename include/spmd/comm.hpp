@@ -217,4 +217,21 @@ class Comm {
   std::shared_ptr<State> state_;
 };
 
+namespace impl {
+/// Runs f(), local checks that throw spmd::Error, and agrees on the outcome with Comm::check:
+/// when f threw on any rank, every rank throws one spmd::Error with the lowest failing rank's
+/// message. For arguments that only some ranks may see as wrong (one allreduce). Collective.
+template <class F>
+void agree(const Comm& comm, const F& f) {
+  std::string err;
+  try {
+    f();
+  } catch (const Error& e) {
+    err = e.what();
+    if (err.empty()) err = "spmd: error";
+  }
+  comm.check(err.empty(), err);
+}
+}  // namespace impl
+
 }  // namespace spmd

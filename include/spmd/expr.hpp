@@ -260,6 +260,10 @@ Array<T, N, M>::Array(const E& e) {
                 true);
   } else {
     const auto& anchor = impl::first_terminal(e);
+    // The layout below is chosen from this rank's expression: agree first that every rank has
+    // one of the same shape (else some would build a new distribution, a collective, and others
+    // not).
+    impl::agree_shape(anchor.comm(), "spmd::Array(expression)", e.shape());
     Distribution<N> d;
     if constexpr (std::decay_t<decltype(anchor.parent())>::rank == N) {
       const auto& p = anchor.parent();

@@ -46,8 +46,12 @@ void host_to_owned(const Array<T, N, M>& a, const std::vector<T>& in) {
   Kokkos::deep_copy(a.local(), packed);
 }
 inline void check_root(const char* fn, const Comm& comm, int root) {
-  if (root < 0 || root >= comm.size())
-    throw Error(str(fn, ": root ", root, " is not a rank of a communicator of ", comm.size()), true);
+  // agreed: a root only some ranks pass wrong (or different roots) must not leave others waiting
+  int r[2] = {root, -root};
+  comm.allreduce(r, 2, Op::max);
+  comm.check(root >= 0 && root < comm.size(),
+             str(fn, ": root ", root, " is not a rank of a communicator of ", comm.size()));
+  if (r[0] != -r[1]) throw Error(str(fn, ": the ranks pass different roots (", -r[1], " to ", r[0], ")"), true);
 }
 /// A distribution of `shape` held by this rank alone, or a null one. Local.
 template <int N>

@@ -60,11 +60,14 @@ class HaloExchange {
                Backend backend = Backend::automatic)
       : dist_(dist), pattern_(pattern), width_(width) {
     const char* fn = "spmd::HaloExchange";
-    for (int d = 0; d < N; ++d)
-      if (width[d] < 0 || width[d] > dist.halo()[d])
-        throw Error(impl::str(fn, ": width ", impl::shape_str(width), " must lie between 0 and the halo ",
-                              impl::shape_str(dist.halo()), " on every axis"),
-                    true);
+    if (dist.is_null()) throw Error(impl::str(fn, ": null distribution"), true);
+    impl::agree(dist.comm(), [&] {
+      for (int d = 0; d < N; ++d)
+        if (width[d] < 0 || width[d] > dist.halo()[d])
+          throw Error(impl::str(fn, ": width ", impl::shape_str(width), " must lie between 0 and the halo ",
+                                impl::shape_str(dist.halo()), " on every axis"),
+                      true);
+    });
     const impl::Region region("spmd::halo::plan");
     auto l = impl::halo_layout(dist, pattern, width);
     msgs_.emplace(dist.comm(), std::move(l.sends), l.send_total, std::move(l.recvs), l.recv_total, backend, fn,

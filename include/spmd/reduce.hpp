@@ -80,28 +80,23 @@ auto prod(const Exec& exec, const X& x) {
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto min(const Exec& exec, const X& x) {
   SPMD_CHECK_REDUCE_EXEC("spmd::min");
-  const auto e = impl::as_node(x);
-  impl::require_nonempty_expr("spmd::min", e);
-  return impl::reduce_expr<impl::Combine::min, impl::Map::value, impl::elem_of<X>>(exec, "spmd::min",
-                                                                                   "spmd::reduce::min", e);
+  return impl::reduce_expr<impl::Combine::min, impl::Map::value, impl::elem_of<X>>(
+      exec, "spmd::min", "spmd::reduce::min", impl::as_node(x), true);
 }
 /// Largest element; throws for a zero-size operand. Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto max(const Exec& exec, const X& x) {
   SPMD_CHECK_REDUCE_EXEC("spmd::max");
-  const auto e = impl::as_node(x);
-  impl::require_nonempty_expr("spmd::max", e);
-  return impl::reduce_expr<impl::Combine::max, impl::Map::value, impl::elem_of<X>>(exec, "spmd::max",
-                                                                                   "spmd::reduce::max", e);
+  return impl::reduce_expr<impl::Combine::max, impl::Map::value, impl::elem_of<X>>(
+      exec, "spmd::max", "spmd::reduce::max", impl::as_node(x), true);
 }
 /// Arithmetic mean (double for integer elements); throws for a zero-size operand. Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto mean(const Exec& exec, const X& x) {
   SPMD_CHECK_REDUCE_EXEC("spmd::mean");
   const auto e = impl::as_node(x);
-  impl::require_nonempty_expr("spmd::mean", e);
   using R = impl::real_t<impl::elem_of<X>>;
-  return impl::reduce_expr<impl::Combine::sum, impl::Map::value, R>(exec, "spmd::mean", "spmd::reduce::mean", e) /
+  return impl::reduce_expr<impl::Combine::sum, impl::Map::value, R>(exec, "spmd::mean", "spmd::reduce::mean", e, true) /
          static_cast<R>(impl::expr_size(e));
 }
 /// Euclidean norm sqrt(sum x^2). Collective.
@@ -122,7 +117,14 @@ auto norm_inf(const Exec& exec, const X& x) {
 /// Sum of a * b over all elements (a, b: arrays, views or expressions of one shape). Collective.
 template <class Exec, class A, class B, impl::if_exec<Exec> = 0, impl::if_reducible<A> = 0, impl::if_reducible<B> = 0>
 auto dot(const Exec& exec, const A& a, const B& b) {
-  return sum(exec, a * b);
+  using V = impl::elem_of<decltype(a * b)>;
+  using Acc = std::conditional_t<std::is_same_v<V, bool>, index_t, V>;
+  return impl::with_product(
+      a, b,
+      [&](const std::string& error) {
+        impl::fail_reduction<impl::Combine::sum, Acc>(impl::reduction_comm("spmd::dot", impl::as_node(a)), error);
+      },
+      [&](const auto& e) { return sum(exec, e); });
 }
 /// Number of nonzero (true) elements. Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
@@ -166,7 +168,6 @@ template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 
 auto argmin(const Exec& exec, const X& x) {
   SPMD_CHECK_REDUCE_EXEC("spmd::argmin");
   const auto e = impl::as_node(x);
-  impl::require_nonempty_expr("spmd::argmin", e);
   return impl::unravel(impl::arg_expr<true>(exec, "spmd::argmin", "spmd::reduce::argmin", e), e.shape());
 }
 /// Index of the largest element; ties go to the lowest row-major index. Collective.
@@ -174,7 +175,6 @@ template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 
 auto argmax(const Exec& exec, const X& x) {
   SPMD_CHECK_REDUCE_EXEC("spmd::argmax");
   const auto e = impl::as_node(x);
-  impl::require_nonempty_expr("spmd::argmax", e);
   return impl::unravel(impl::arg_expr<false>(exec, "spmd::argmax", "spmd::reduce::argmax", e), e.shape());
 }
 

@@ -508,6 +508,15 @@ FileInfo unpack(const std::string& bytes) {
   return info;
 }
 
+/// Agree that every rank passes rank 0's `value` (a path, a dataset name: only rank 0 may read
+/// with it, so a rank that passes another would otherwise be ignored, or wait in a collective
+/// the others never enter): the same spmd::Error on every rank otherwise. Collective.
+void agree_text(const Comm& comm, const char* fn, const char* what, const std::string& value) {
+  const std::string root = bcast_string(comm, value);
+  comm.check(root == value, str(fn, ": the ranks pass different ", what, "s: rank ", comm.rank(), " passes '",
+                                printable(value, 200), "', rank 0 '", printable(root, 200), "'"));
+}
+
 /// Rank 0's packed metadata of `path` ("" elsewhere); a failure there sets ok = false and msg.
 /// Local (only rank 0 reads).
 std::string read_on_root(const std::string& path, const Comm& comm, const char* fn, bool& ok, std::string& msg) {
@@ -525,6 +534,7 @@ std::string read_on_root(const std::string& path, const Comm& comm, const char* 
 /// Rank 0 reads the metadata (one reader, however many ranks) and broadcasts it; a failure
 /// becomes the same spmd::Error on every rank. Collective.
 FileInfo inspect_agreed(const std::string& path, const Comm& comm, const char* fn) {
+  agree_text(comm, fn, "path", path);
   bool ok = true;
   std::string msg;
   const std::string blob = read_on_root(path, comm, fn, ok, msg);
@@ -582,6 +592,10 @@ void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, 
     const std::string mine = serialize(attributes);
     if (bad.empty() && bcast_string(comm, mine) != mine)
       bad = str("the attributes differ between ranks (rank ", comm.rank(), " differs from rank 0)");
+    const std::string root_path = bcast_string(comm, path);
+    if (bad.empty() && root_path != path)
+      bad = str("the paths differ between ranks (rank ", comm.rank(), " passes '", printable(path, 200), "', rank 0 '",
+                printable(root_path, 200), "')");
     comm.check(bad.empty(), str(fn, ": ", bad, " (file '", path, "')"));
   }
 
@@ -686,6 +700,7 @@ void load_block(const std::string& path, const HostBlock& b, const LoadOptions& 
   const spmd::impl::Region region("spmd::io::load");
   const Comm& comm = b.comm;
   const FileInfo info = inspect_agreed(path, comm, fn);
+  agree_text(comm, fn, "dataset name", b.name);
   const DatasetInfo* d = info.find(b.name);
   if (!d) {
     std::vector<std::string> names;

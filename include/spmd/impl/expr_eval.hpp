@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -139,17 +140,44 @@ typename R::value_type launch_reduce(const Exec& exec, const char* label, const 
   return reduce_box<R>(exec, label, items, ReduceRows<R, F, Src, M, false>{src});
 }
 
-/// The ranks' partial results of a C reduction combined (one MPI_Allreduce). Collective.
-template <Combine C, class Acc>
-Acc combine_ranks(const Comm& comm, const Acc local) {
+/// The MPI operation of a C reduction.
+template <Combine C>
+constexpr Op op_of() {
   if constexpr (C == Combine::sum)
-    return comm.allreduce(local, Op::sum);
+    return Op::sum;
   else if constexpr (C == Combine::prod)
-    return comm.allreduce(local, Op::prod);
+    return Op::prod;
   else if constexpr (C == Combine::min)
-    return comm.allreduce(local, Op::min);
+    return Op::min;
   else  // max, absmax (an empty block contributes absmax's identity 0)
-    return comm.allreduce(local, Op::max);
+    return Op::max;
+}
+
+/// The ranks' partial results of a C reduction combined, and the agreement on an error one rank
+/// may have met before it (`error`: its message, "" for none) in the same MPI_Allreduce: a second
+/// element of type Acc carries a failure flag that the reduction's own operation propagates
+/// (sum, max: 1 on failure, 0 else; prod, min: 0 on failure, 1 else). When any rank failed,
+/// Comm::check gives every rank the same spmd::Error (the lowest failing rank's message). So an
+/// argument error seen by one rank alone cannot leave the others waiting, and costs nothing when
+/// none occurs. Collective.
+template <Combine C, class Acc>
+Acc combine_ranks(const Comm& comm, const Acc local, const std::string& error = {}) {
+  constexpr bool low = C == Combine::prod || C == Combine::min;
+  const Acc ok = low ? Acc(1) : Acc(0), failed = low ? Acc(0) : Acc(1);
+  Acc v[2] = {local, error.empty() ? ok : failed};
+  comm.allreduce(v, 2, op_of<C>());
+  if (!(v[1] == ok)) comm.check(error.empty(), error);
+  return v[0];
+}
+
+/// What a rank that met an argument error before a C reduction into Acc does: takes part in its
+/// combine with the failure flag (see combine_ranks), then throws the agreed error. Collective.
+template <Combine C, class Acc>
+[[noreturn]] void fail_reduction(const Comm& comm, const std::string& error) {
+  Acc identity;
+  Rule<C, Acc>::init(identity);
+  combine_ranks<C, Acc>(comm, identity, error);
+  throw Error(error, true);  // not reached: combine_ranks throws
 }
 
 // ---- classification and the cache of moves ------------------------------------------------------
@@ -513,45 +541,6 @@ auto bind_for_reduction(const Exec& exec, const char* fn, const E& e, const Run&
   return run(src, box, contiguous(b, unit), anchor);
 }
 
-/// Reduce map(e) with C over its elements into Acc, on `exec`; the same result on every rank.
-/// fn names the public function in errors, label the kernel. Collective.
-template <Combine C, Map F, class Acc, class Exec, class E>
-Acc reduce_expr(const Exec& exec, const char* fn, const char* label, const E& e) {
-  const Region timer(label, KernelName{});  // Kokkos Tools sees the kernel of the same name
-  const Acc local = bind_for_reduction(exec, fn, e, [&](const auto& src, const auto& box, bool contig, const auto&) {
-    return launch_reduce<Rule<C, Acc>, F>(exec, label, src, box, contig);
-  });
-  return combine_ranks<C>(first_terminal(e).comm(), local);
-}
-
-/// The view index (row-major over e's shape) of e's smallest (Less) or largest element, lowest
-/// index first among equals, on `exec`; the same on every rank. Collective.
-template <bool Less, class Exec, class E>
-index_t arg_expr(const Exec& exec, const char* fn, const char* label, const E& e) {
-  const Region timer(label, KernelName{});  // Kokkos Tools sees the kernel of the same name
-  using V = typename E::value_type;
-  using R = ArgRule<V, Less>;
-  constexpr int M = E::rank;
-  const ValueIndex<V> local =
-      bind_for_reduction(exec, fn, e, [&](const auto& src, const Box<M>& box, bool contig, const auto&) {
-        Kokkos::Array<index_t, M> coef;
-        index_t st = 1, base = 0;
-        for (int d = M - 1; d >= 0; --d) {
-          coef[d] = st;
-          base += box.lo[d] * st;
-          st *= e.shape()[d];
-        }
-        const auto items = BoxItems<M>::template make<Exec>(box.extents());
-        using Src = std::decay_t<decltype(src)>;
-        if (contig) return reduce_box<R>(exec, label, items, ArgRows<R, Src, M, true>{src, base, coef});
-        return reduce_box<R>(exec, label, items, ArgRows<R, Src, M, false>{src, base, coef});
-      });
-  const Comm& comm = first_terminal(e).comm();
-  const V best = comm.allreduce(local.value, Less ? Op::min : Op::max);
-  const index_t none = Kokkos::reduction_identity<index_t>::min();
-  return comm.allreduce(local.value == best ? local.index : none, Op::min);
-}
-
 /// A collective error for a reduction without identity over a zero-size operand.
 template <class E>
 void require_nonempty_expr(const char* fn, const E& e) {
@@ -559,6 +548,99 @@ void require_nonempty_expr(const char* fn, const E& e) {
     throw Error(str(fn, ": zero-size operand (shape ", shape_str(e.shape()), ") has no ", fn + 6,
                     " (the reduction has no identity)"),
                 true);
+}
+
+/// The communicator of a reduction's operand; a null operand is an error (on the ranks that
+/// pass one: a null array has no communicator to agree on). Local.
+template <class E>
+const Comm& reduction_comm(const char* fn, const E& e) {
+  const auto& tp = first_terminal(e).parent();
+  if (tp.is_null()) throw Error(str(fn, ": operand is a null array"), true);
+  return tp.comm();
+}
+
+/// Runs the local part of a reduction, run(), and returns its result, or the message of the
+/// spmd::Error it threw in `error` (then the identity of rule R). Local.
+template <class R, class Run>
+typename R::value_type local_part(std::string& error, const Run& run) {
+  try {
+    return run();
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  typename R::value_type identity;
+  R::init(identity);
+  return identity;
+}
+
+/// Reduce map(e) with C over its elements into Acc, on `exec`; the same result on every rank.
+/// fn names the public function in errors, label the kernel. `nonempty`: a zero-size operand is
+/// an error (a reduction without identity). An argument error found on some ranks only is agreed
+/// in the reduction's own MPI_Allreduce (combine_ranks). Collective.
+template <Combine C, Map F, class Acc, class Exec, class E>
+Acc reduce_expr(const Exec& exec, const char* fn, const char* label, const E& e, bool nonempty = false) {
+  const Region timer(label, KernelName{});  // Kokkos Tools sees the kernel of the same name
+  const Comm& comm = reduction_comm(fn, e);
+  std::string error;
+  const Acc local = local_part<Rule<C, Acc>>(error, [&] {
+    if (nonempty) require_nonempty_expr(fn, e);
+    return bind_for_reduction(exec, fn, e, [&](const auto& src, const auto& box, bool contig, const auto&) {
+      return launch_reduce<Rule<C, Acc>, F>(exec, label, src, box, contig);
+    });
+  });
+  return combine_ranks<C>(comm, local, error);
+}
+
+/// f(a * b); when building a * b is an error on this rank (the operand shapes differ), fail(message)
+/// instead, which takes part in the reduction's combine with the error and throws the agreed
+/// spmd::Error (fail_reduction), so that ranks that saw no error are not left waiting. Collective.
+template <class A, class B, class Fail, class F>
+auto with_product(const A& a, const B& b, const Fail& fail, const F& f) {
+  using E = decltype(a * b);
+  std::optional<E> e;
+  std::string error;
+  try {
+    e.emplace(a * b);
+  } catch (const Error& x) {
+    error = x.what();
+  }
+  if (!e) {
+    fail(error);
+    throw Error(error, true);  // not reached: fail throws the agreed error
+  }
+  return f(*e);
+}
+
+/// The view index (row-major over e's shape) of e's smallest (Less) or largest element, lowest
+/// index first among equals, on `exec`; the same on every rank. A zero-size operand is an error
+/// (agreed as in reduce_expr). Collective.
+template <bool Less, class Exec, class E>
+index_t arg_expr(const Exec& exec, const char* fn, const char* label, const E& e) {
+  const Region timer(label, KernelName{});  // Kokkos Tools sees the kernel of the same name
+  using V = typename E::value_type;
+  using R = ArgRule<V, Less>;
+  constexpr int M = E::rank;
+  const Comm& comm = reduction_comm(fn, e);
+  std::string error;
+  const ValueIndex<V> local = local_part<R>(error, [&] {
+    require_nonempty_expr(fn, e);
+    return bind_for_reduction(exec, fn, e, [&](const auto& src, const Box<M>& box, bool contig, const auto&) {
+      Kokkos::Array<index_t, M> coef;
+      index_t st = 1, base = 0;
+      for (int d = M - 1; d >= 0; --d) {
+        coef[d] = st;
+        base += box.lo[d] * st;
+        st *= e.shape()[d];
+      }
+      const auto items = BoxItems<M>::template make<Exec>(box.extents());
+      using Src = std::decay_t<decltype(src)>;
+      if (contig) return reduce_box<R>(exec, label, items, ArgRows<R, Src, M, true>{src, base, coef});
+      return reduce_box<R>(exec, label, items, ArgRows<R, Src, M, false>{src, base, coef});
+    });
+  });
+  const V best = combine_ranks < Less ? Combine::min : Combine::max > (comm, local.value, error);
+  const index_t none = Kokkos::reduction_identity<index_t>::min();
+  return comm.allreduce(local.value == best ? local.index : none, Op::min);
 }
 
 }  // namespace spmd::impl

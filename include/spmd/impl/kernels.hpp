@@ -266,6 +266,13 @@ struct SumsRule {
   }
 };
 
+/// A rule with `static constexpr bool fold_in_place = true` has its items fold straight into the
+/// thread's partial result instead of a local copy (for large partial results).
+template <class R, class = void>
+struct folds_in_place : std::false_type {};
+template <class R>
+struct folds_in_place<R, std::enable_if_t<R::fold_in_place>> : std::true_type {};
+
 template <int M, class Body, class R>
 struct ReduceItems {
   using value_type = typename R::value_type;
@@ -275,17 +282,28 @@ struct ReduceItems {
   KOKKOS_INLINE_FUNCTION void join(value_type& a, const value_type& b) const { R::join(a, b); }
   KOKKOS_INLINE_FUNCTION void join(volatile value_type& a, const volatile value_type& b) const { R::join(a, b); }
   KOKKOS_INLINE_FUNCTION void operator()(const index_t t, value_type& v) const {
-    value_type local;  // the item's partial result in locals (see the file comment)
-    R::init(local);
-    if (items.step == 0) {
-      Kokkos::Array<index_t, M> k;
-      index_t lo, hi;
-      items.split(t, k, lo, hi);
-      body(k, lo, hi, local);
+    if constexpr (folds_in_place<R>::value) {  // the partial result is large: fold into v
+      if (items.step == 0) {
+        Kokkos::Array<index_t, M> k;
+        index_t lo, hi;
+        items.split(t, k, lo, hi);
+        body(k, lo, hi, v);
+      } else {
+        points<BoxItems<M>::per_item>(t, v);
+      }
     } else {
-      points<BoxItems<M>::per_item>(t, local);
+      value_type local;  // the item's partial result in locals (see the file comment)
+      R::init(local);
+      if (items.step == 0) {
+        Kokkos::Array<index_t, M> k;
+        index_t lo, hi;
+        items.split(t, k, lo, hi);
+        body(k, lo, hi, local);
+      } else {
+        points<BoxItems<M>::per_item>(t, local);
+      }
+      R::join(v, local);
     }
-    R::join(v, local);
   }
   template <int P>
   KOKKOS_INLINE_FUNCTION void points(const index_t t, value_type& local) const {

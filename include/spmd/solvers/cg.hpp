@@ -93,9 +93,11 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
     this->bind(b, x, r_);
     spmd::copy(this->exec_, p_, x);  // p has the halo A may need
     impl::apply_on(this->exec_, A_, p_, q_);
-    const auto s = this->jacobi() ? start<true>() : start<false>();
-    value_type red[3] = {s.v[0], s.v[1], s.v[2]};
-    x.comm().allreduce(red, 3, spmd::Op::sum);
+    value_type red[3];
+    if (this->jacobi())
+      start<true>(red);
+    else
+      start<false>(red);
     it_ = 0;
     progress_.start(std::sqrt(static_cast<double>(red[0])), 0);
     rr_ = red[1];
@@ -109,18 +111,21 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
     const spmd::impl::Region region("spmd::solvers::cg::iteration");
     if (progress_.stopped()) return true;
     impl::apply_on(this->exec_, A_, p_, q_);
-    const auto pq_local = impl::sum_points<1>(this->exec_, "spmd::solvers::cg::dot", p_,
-                                              impl::Dot<Acc, value_type>{p_.owned_access(), q_.owned_access()});
-    const value_type pq = r_.comm().allreduce(pq_local.v[0], spmd::Op::sum);
+    value_type pq_red[1];
+    this->template reduce_sums<1>("spmd::solvers::cg::dot", p_,
+                                  impl::Dot<Acc, value_type>{p_.owned_access(), q_.owned_access()}, pq_red);
+    const value_type pq = pq_red[0];
     const double rnorm = std::sqrt(static_cast<double>(rr_));
     if (!std::isfinite(static_cast<double>(pq)))
       return stop(Reason::nan_or_inf, rnorm, spmd::impl::str("p.Ap = ", pq, " in iteration ", it_ + 1));
     if (!(pq > value_type(0)))
       return stop(Reason::breakdown, rnorm, spmd::impl::str("p.Ap = ", pq, " <= 0 in iteration ", it_ + 1));
     const value_type alpha = gamma_ / pq;
-    const auto s = this->jacobi() ? residual<true>(alpha) : residual<false>(alpha);
-    value_type red[2] = {s.v[0], s.v[1]};
-    r_.comm().allreduce(red, 2, spmd::Op::sum);
+    value_type red[2];
+    if (this->jacobi())
+      residual<true>(alpha, red);
+    else
+      residual<false>(alpha, red);
     ++it_;
     rr_ = red[0];
     const double rn = std::sqrt(static_cast<double>(rr_));
@@ -160,8 +165,7 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
   /// result's history restarts at the saved iteration. Collective.
   bool resume(const vector_type& b, const vector_type& x, const SolverState<vector_type>& s) {
     const char* fn = "spmd::solvers::CG::resume";
-    this->check_state(fn, s);
-    this->bind(b, x, r_);
+    this->bind(b, x, r_, this->state_problem(fn, s));
     this->restore_vector(x, Base::find_vector(fn, s, "x"));
     this->restore_vector(r_, Base::find_vector(fn, s, "r"));
     this->restore_vector(p_, Base::find_vector(fn, s, "p"));
@@ -193,17 +197,18 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
     return false;
   }
   template <bool J>
-  impl::Sums<value_type, 3> start() {
-    return impl::sum_points<3>(
-        this->exec_, "spmd::solvers::cg::start", r_,
+  void start(value_type (&red)[3]) {
+    this->template reduce_sums<3>(
+        "spmd::solvers::cg::start", r_,
         impl::CgStart<Acc, value_type, J>{this->b_.owned_access(), q_.owned_access(), r_.owned_access(),
-                                          p_.owned_access(), this->dinv_access(r_)});
+                                          p_.owned_access(), this->dinv_access(r_)},
+        red);
   }
   template <bool J>
-  impl::Sums<value_type, 2> residual(value_type alpha) {
-    return impl::sum_points<2>(
-        this->exec_, "spmd::solvers::cg::residual", r_,
-        impl::CgResidual<Acc, value_type, J>{r_.owned_access(), q_.owned_access(), this->dinv_access(r_), alpha});
+  void residual(value_type alpha, value_type (&red)[2]) {
+    this->template reduce_sums<2>(
+        "spmd::solvers::cg::residual", r_,
+        impl::CgResidual<Acc, value_type, J>{r_.owned_access(), q_.owned_access(), this->dinv_access(r_), alpha}, red);
   }
   template <bool J>
   void direction(value_type alpha, value_type beta) {
@@ -282,9 +287,11 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
                        impl::PcgResidual<Acc, value_type, false>{b.owned_access(), n_.owned_access(), r_.owned_access(),
                                                                  u_.owned_access(), dinv});
     impl::apply_on(this->exec_, A_, u_, w_);
-    const auto s = J ? start<true>() : start<false>();
-    value_type red[4] = {s.v[0], s.v[1], s.v[2], s.v[3]};
-    x.comm().allreduce(red, 4, spmd::Op::sum);
+    value_type red[4];
+    if (J)
+      start<true>(red);
+    else
+      start<false>(red);
     for (int k = 0; k < 3; ++k) red_[k] = red[k];
     it_ = 0;
     gamma_prev_ = alpha_prev_ = value_type(0);
@@ -333,9 +340,10 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
                           ", the denominator delta - beta gamma / alpha_prev = ", denom, " (delta = w.u = ", delta,
                           ", beta = ", beta, ", alpha_prev = ", alpha_prev_, "); both must be positive"));
     const value_type alpha = gamma / denom;
-    const auto s = this->jacobi() ? update<true>(alpha, beta) : update<false>(alpha, beta);
-    for (int k = 0; k < 3; ++k) red_[k] = s.v[k];
-    request_ = r_.comm().iallreduce(red_, 3, spmd::Op::sum);
+    if (this->jacobi())
+      update<true>(alpha, beta);
+    else
+      update<false>(alpha, beta);
     gamma_prev_ = gamma;
     alpha_prev_ = alpha;
     ++it_;
@@ -381,10 +389,13 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
                                                     u_.owned_access(), this->dinv_access(r_)});
     impl::apply_on(this->exec_, A_, u_, w_);
     impl::apply_on(this->exec_, A_, p_, s_);
-    const auto sums = J ? replace_sums<true>() : replace_sums<false>();
+    // (q = D s is written by the sums' pass: z = A q after it)
+    value_type red[3];
+    if (J)
+      replace_sums<true>(red);
+    else
+      replace_sums<false>(red);
     impl::apply_on(this->exec_, A_, q_, z_);
-    value_type red[3] = {sums.v[0], sums.v[1], sums.v[2]};
-    r_.comm().allreduce(red, 3, spmd::Op::sum);
     for (int k = 0; k < 3; ++k) red_[k] = red[k];
     progress_.replaced();
   }
@@ -404,7 +415,8 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
                   {"delta", static_cast<double>(red_[1])},
                   {"rr", static_cast<double>(red_[2])},
                   {"gamma_prev", static_cast<double>(gamma_prev_)},
-                  {"alpha_prev", static_cast<double>(alpha_prev_)}};
+                  {"alpha_prev", static_cast<double>(alpha_prev_)},
+                  {"last_claim", std::isinf(last_claim_) ? -1.0 : last_claim_}};
     return st;
   }
 
@@ -412,8 +424,7 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
   bool resume(const vector_type& b, const vector_type& x, const SolverState<vector_type>& st) {
     const char* fn = "spmd::solvers::PipelinedCG::resume";
     request_.wait();
-    this->check_state(fn, st);
-    this->bind(b, x, r_);
+    this->bind(b, x, r_, this->state_problem(fn, st));
     std::vector<std::pair<const char*, const vector_type*>> own = {{"x", &x},  {"r", &r_}, {"w", &w_},
                                                                    {"z", &z_}, {"s", &s_}, {"p", &p_}};
     if (this->jacobi()) own.insert(own.end(), {{"u", &u_}, {"m", &m_}, {"q", &q_}});
@@ -425,14 +436,17 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
     red_[2] = static_cast<value_type>(Base::find_scalar(fn, st, "rr"));
     gamma_prev_ = static_cast<value_type>(Base::find_scalar(fn, st, "gamma_prev"));
     alpha_prev_ = static_cast<value_type>(Base::find_scalar(fn, st, "alpha_prev"));
-    return check_start();
+    // the true residual of the last claimed convergence it did not meet (-1: none yet; a state
+    // saved before this was recorded has none either)
+    const double claim = Base::find_scalar_or(st, "last_claim", -1.0);
+    return check_start(claim >= 0 ? claim : std::numeric_limits<double>::infinity());
   }
 
  private:
   using Acc = impl::Acc<vector_type>;
 
-  bool check_start() {
-    last_claim_ = std::numeric_limits<double>::infinity();
+  bool check_start(double last_claim = std::numeric_limits<double>::infinity()) {
+    last_claim_ = last_claim;
     tested_ = true;
     if (this->stop_if_zero_rhs()) return true;
     const double rn = std::sqrt(static_cast<double>(red_[2]));
@@ -442,27 +456,48 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
     return false;
   }
   template <bool J>
-  impl::Sums<value_type, 4> start() {
-    return impl::sum_points<4>(
-        this->exec_, "spmd::solvers::pipelined_cg::start", r_,
+  void start(value_type (&red)[4]) {
+    this->template reduce_sums<4>(
+        "spmd::solvers::pipelined_cg::start", r_,
         impl::PcgStart<Acc, value_type, J>{this->b_.owned_access(), r_.owned_access(), u_.owned_access(),
                                            w_.owned_access(), m_.owned_access(), z_.owned_access(), q_.owned_access(),
-                                           s_.owned_access(), p_.owned_access(), this->dinv_access(r_)});
+                                           s_.owned_access(), p_.owned_access(), this->dinv_access(r_)},
+        red);
   }
   template <bool J>
-  impl::Sums<value_type, 3> replace_sums() {
-    return impl::sum_points<3>(
-        this->exec_, "spmd::solvers::pipelined_cg::replace", r_,
+  void replace_sums(value_type (&red)[3]) {
+    this->template reduce_sums<3>(
+        "spmd::solvers::pipelined_cg::replace", r_,
         impl::PcgReplace<Acc, value_type, J>{r_.owned_access(), u_.owned_access(), w_.owned_access(), m_.owned_access(),
-                                             s_.owned_access(), q_.owned_access(), this->dinv_access(r_)});
+                                             s_.owned_access(), q_.owned_access(), this->dinv_access(r_)},
+        red);
   }
+  /// The iteration's vector update and its sums into red_: started as an MPI_Iallreduce (in
+  /// flight while the next operator application runs), or with SolverOptions::reproducible
+  /// combined exactly at once (blocking). Collective.
   template <bool J>
-  impl::Sums<value_type, 3> update(value_type alpha, value_type beta) {
-    return impl::sum_points<3>(this->exec_, "spmd::solvers::pipelined_cg::update", r_,
-                               impl::PcgUpdate<Acc, value_type, J>{
-                                   n_.owned_access(), z_.owned_access(), m_.owned_access(), q_.owned_access(),
-                                   w_.owned_access(), s_.owned_access(), u_.owned_access(), p_.owned_access(),
-                                   this->x_.owned_access(), r_.owned_access(), this->dinv_access(r_), alpha, beta});
+  void update(value_type alpha, value_type beta) {
+    const impl::PcgUpdate<Acc, value_type, J> body{n_.owned_access(),
+                                                   z_.owned_access(),
+                                                   m_.owned_access(),
+                                                   q_.owned_access(),
+                                                   w_.owned_access(),
+                                                   s_.owned_access(),
+                                                   u_.owned_access(),
+                                                   p_.owned_access(),
+                                                   this->x_.owned_access(),
+                                                   r_.owned_access(),
+                                                   this->dinv_access(r_),
+                                                   alpha,
+                                                   beta};
+    const char* label = "spmd::solvers::pipelined_cg::update";
+    if (this->options().reproducible) {
+      this->template reduce_sums<3>(label, r_, body, red_);
+      return;
+    }
+    const auto s = impl::sum_points<3>(this->exec_, label, r_, body);
+    for (int k = 0; k < 3; ++k) red_[k] = s.v[k];
+    request_ = r_.comm().iallreduce(red_, 3, spmd::Op::sum);
   }
 
   vector_type r_, w_, n_, z_, s_, p_, u_, m_, q_;
@@ -472,18 +507,20 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
   double last_claim_ = 0;  // the true residual at the last claimed convergence that it did not meet
 };
 
-/// Solve A x = b with CG from the initial guess in x (see CG), on `exec`. Collective.
+/// Solve A x = b with CG from the initial guess in x (see CG), on `exec`. Collective (options
+/// that only some ranks pass wrong give the same spmd::Error on every rank).
 template <class Operator>
 SolveResult cg(const typename Operator::vector_type::execution_space& exec, const Operator& A,
                const typename Operator::vector_type& b, const typename Operator::vector_type& x,
                const SolverOptions& opts = {}) {
+  spmd::impl::agree(b.comm(), [&] { CG<Operator>::check_options("cg", opts); });
   return CG<Operator>(exec, A, opts).solve(b, x);
 }
 /// cg() on a default instance. Collective.
 template <class Operator>
 SolveResult cg(const Operator& A, const typename Operator::vector_type& b, const typename Operator::vector_type& x,
                const SolverOptions& opts = {}) {
-  return CG<Operator>(A, opts).solve(b, x);
+  return cg(typename Operator::vector_type::execution_space(), A, b, x, opts);
 }
 
 /// Solve A x = b with pipelined CG from the initial guess in x (see PipelinedCG), on `exec`.
@@ -492,13 +529,14 @@ template <class Operator>
 SolveResult pipelined_cg(const typename Operator::vector_type::execution_space& exec, const Operator& A,
                          const typename Operator::vector_type& b, const typename Operator::vector_type& x,
                          const SolverOptions& opts = {}) {
+  spmd::impl::agree(b.comm(), [&] { PipelinedCG<Operator>::check_options("pipelined_cg", opts); });
   return PipelinedCG<Operator>(exec, A, opts).solve(b, x);
 }
 /// pipelined_cg() on a default instance. Collective.
 template <class Operator>
 SolveResult pipelined_cg(const Operator& A, const typename Operator::vector_type& b,
                          const typename Operator::vector_type& x, const SolverOptions& opts = {}) {
-  return PipelinedCG<Operator>(A, opts).solve(b, x);
+  return pipelined_cg(typename Operator::vector_type::execution_space(), A, b, x, opts);
 }
 
 }  // namespace spmd::solvers

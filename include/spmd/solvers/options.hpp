@@ -104,6 +104,14 @@ struct SolverOptions {
   /// residual claims convergence. Each costs 4 operator applications and one blocking
   /// all-reduce.
   int replace_every = 50;
+  /// Bitwise-reproducible dot products and norms (spmd::reproducible, reproducible.hpp): every
+  /// sum of the iteration is exact and rounded once, so the iteration count, the residuals and
+  /// x are the same bits at any rank count, process grid and thread count, and on CPUs and GPUs,
+  /// provided the operator's apply is itself reproducible (the Laplacian is; a CsrMatrix sums a
+  /// row's diagonal and off-diagonal blocks apart, which depends on the distribution). Costs the
+  /// exact accumulation's work in each reduction kernel; pipelined CG then combines its sums
+  /// with a blocking exact all-reduce (its overlap is lost).
+  bool reproducible = false;
 };
 
 /// How a solve ended (the same on every rank).

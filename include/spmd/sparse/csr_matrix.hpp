@@ -231,6 +231,9 @@ class CsrMatrix {
   void spmv_offdiagonal(const T& alpha, const vector_type& y) const { spmv_offdiagonal(execution_space(), alpha, y); }
 
  private:
+  /// The constructor's local part: the diagonal and off-diagonal blocks, the diagonal, the
+  /// sorted ghost columns and the blocks' entry counts. Local (allocates; may throw).
+  void build_blocks(const impl::HostRows<T>& in, std::vector<index_t>& ghosts, int& dnnz, int& onnz);
   /// Where the execution space is a host space: there the diagonal block is stored in SELL form
   /// unless that would pad it by more than impl::sell_max_padding; on devices it is always CSR.
   static constexpr bool host_kernels =

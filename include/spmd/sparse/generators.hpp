@@ -78,12 +78,14 @@ struct PoissonRows {
 template <class T, class M, int D>
 CsrMatrix<T, M> poisson(const Comm& comm, const Index<D>& shape, const char* fn) {
   index_t total = 1;
-  for (int d = 0; d < D; ++d) {
-    if (shape[d] < 0) throw Error(str(fn, ": grid extents ", shape_str(shape), " must not be negative"), true);
-    if (shape[d] > 0 && total > std::numeric_limits<index_t>::max() / shape[d])
-      throw Error(str(fn, ": grid extents ", shape_str(shape), " overflow the index type"), true);
-    total *= shape[d];
-  }
+  spmd::impl::agree(comm, [&] {
+    for (int d = 0; d < D; ++d) {
+      if (shape[d] < 0) throw Error(str(fn, ": grid extents ", shape_str(shape), " must not be negative"), true);
+      if (shape[d] > 0 && total > std::numeric_limits<index_t>::max() / shape[d])
+        throw Error(str(fn, ": grid extents ", shape_str(shape), " overflow the index type"), true);
+      total *= shape[d];
+    }
+  });
   const Distribution<1> rows(comm, Index<1>{total});
   PoissonRows<D, T> gen{};
   index_t s = 1;

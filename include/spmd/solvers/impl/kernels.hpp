@@ -16,11 +16,24 @@
 
 #include "spmd/algorithm.hpp"
 #include "spmd/array.hpp"
+#include "spmd/impl/exact_sum.hpp"
 #include "spmd/impl/kernels.hpp"
 
 namespace spmd::solvers::impl {
 
 using spmd::impl::Sums;
+
+/// s.v[k] += a b: the fast sums (floating point, in the order the kernel layer folds them) or,
+/// with SolverOptions::reproducible, the exact ones (impl/exact_sum.hpp). The sum bodies below
+/// take either.
+template <class T, int K>
+KOKKOS_FORCEINLINE_FUNCTION void add_product(Sums<T, K>& s, const int k, const T a, const T b) {
+  s.v[k] += a * b;
+}
+template <int K, class T>
+KOKKOS_FORCEINLINE_FUNCTION void add_product(spmd::impl::ExactSums<K>& s, const int k, const T a, const T b) {
+  spmd::impl::exact_add_product(s.s[k], static_cast<double>(a), static_cast<double>(b));
+}
 
 /// Run body(i...) over the owned points of `like` (local owned coordinates), on `exec`. Local.
 template <class T, int N, class M, class Body>
@@ -48,17 +61,17 @@ using Acc = spmd::impl::OwnedAccess<typename V::view_type, V::rank>;
 template <class A, class T, bool Jacobi>
 struct CgStart {
   A b, q, r, p, dinv;
-  template <class... I>
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(Sums<T, 3>& s, I... i) const {
+  template <class S, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(S& s, I... i) const {
     const T bi = b(i...);
     const T ri = bi - q(i...);
     T zi = ri;
     if constexpr (Jacobi) zi = dinv(i...) * ri;
     r(i...) = ri;
     p(i...) = zi;
-    s.v[0] += bi * bi;
-    s.v[1] += ri * ri;
-    s.v[2] += ri * zi;
+    add_product(s, 0, bi, bi);
+    add_product(s, 1, ri, ri);
+    add_product(s, 2, ri, zi);
   }
 };
 
@@ -66,9 +79,9 @@ struct CgStart {
 template <class A, class T>
 struct Dot {
   A p, q;
-  template <class... I>
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(Sums<T, 1>& s, I... i) const {
-    s.v[0] += p(i...) * q(i...);
+  template <class S, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(S& s, I... i) const {
+    add_product(s, 0, p(i...), q(i...));
   }
 };
 
@@ -77,14 +90,14 @@ template <class A, class T, bool Jacobi>
 struct CgResidual {
   A r, q, dinv;
   T alpha;
-  template <class... I>
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(Sums<T, 2>& s, I... i) const {
+  template <class S, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(S& s, I... i) const {
     const T ri = r(i...) - alpha * q(i...);
     r(i...) = ri;
     T zi = ri;
     if constexpr (Jacobi) zi = dinv(i...) * ri;
-    s.v[0] += ri * ri;
-    s.v[1] += ri * zi;
+    add_product(s, 0, ri, ri);
+    add_product(s, 1, ri, zi);
   }
 };
 
@@ -119,10 +132,10 @@ struct Axpy {
 template <class A, class T>
 struct ResidualNorm {
   A b, q;
-  template <class... I>
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(Sums<T, 1>& s, I... i) const {
+  template <class S, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(S& s, I... i) const {
     const T ri = b(i...) - q(i...);
-    s.v[0] += ri * ri;
+    add_product(s, 0, ri, ri);
   }
 };
 
@@ -167,8 +180,8 @@ struct PcgResidual {
 template <class A, class T, bool Jacobi>
 struct PcgStart {
   A b, r, u, w, m, z, q, s, p, dinv;
-  template <class... I>
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(Sums<T, 4>& sum, I... i) const {
+  template <class S, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(S& sum, I... i) const {
     const T ri = r(i...), wi = w(i...), bi = b(i...);
     T ui = ri;
     if constexpr (Jacobi) {
@@ -179,10 +192,10 @@ struct PcgStart {
     z(i...) = T(0);
     s(i...) = T(0);
     p(i...) = T(0);
-    sum.v[0] += ri * ui;
-    sum.v[1] += wi * ui;
-    sum.v[2] += ri * ri;
-    sum.v[3] += bi * bi;
+    add_product(sum, 0, ri, ui);
+    add_product(sum, 1, wi, ui);
+    add_product(sum, 2, ri, ri);
+    add_product(sum, 3, bi, bi);
   }
 };
 
@@ -191,8 +204,8 @@ struct PcgStart {
 template <class A, class T, bool Jacobi>
 struct PcgReplace {
   A r, u, w, m, s, q, dinv;
-  template <class... I>
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(Sums<T, 3>& sum, I... i) const {
+  template <class S, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(S& sum, I... i) const {
     const T ri = r(i...), wi = w(i...);
     T ui = ri;
     if constexpr (Jacobi) {
@@ -200,9 +213,9 @@ struct PcgReplace {
       m(i...) = dinv(i...) * wi;
       q(i...) = dinv(i...) * s(i...);
     }
-    sum.v[0] += ri * ui;
-    sum.v[1] += wi * ui;
-    sum.v[2] += ri * ri;
+    add_product(sum, 0, ri, ui);
+    add_product(sum, 1, wi, ui);
+    add_product(sum, 2, ri, ri);
   }
 };
 
@@ -215,8 +228,8 @@ template <class A, class T, bool Jacobi>
 struct PcgUpdate {
   A n, z, m, q, w, s, u, p, x, r, dinv;
   T alpha, beta;
-  template <class... I>
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(Sums<T, 3>& sum, I... i) const {
+  template <class S, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(S& sum, I... i) const {
     const T wi = w(i...), ri = r(i...);
     const T zi = n(i...) + beta * z(i...);
     const T si = wi + beta * s(i...);
@@ -241,9 +254,9 @@ struct PcgUpdate {
       u(i...) = un;
       m(i...) = dinv(i...) * wn;
     }
-    sum.v[0] += rn * un;
-    sum.v[1] += wn * un;
-    sum.v[2] += rn * rn;
+    add_product(sum, 0, rn, un);
+    add_product(sum, 1, wn, un);
+    add_product(sum, 2, rn, rn);
   }
 };
 

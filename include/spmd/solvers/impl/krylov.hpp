@@ -43,6 +43,11 @@ class KrylovBase {
                     true);
       dinv_ = A.make_vector(label("dinv"));
     }
+    check_options(name, opts);
+  }
+
+  /// The options' checks (a collective spmd::Error when they are negative). Local.
+  static void check_options(const char* name, const SolverOptions& opts) {
     if (opts.max_iters < 0 || !(opts.rtol >= 0) || !(opts.atol >= 0) || !(opts.residual_slack >= 0) ||
         opts.replace_every < 0)
       throw Error(spmd::impl::str("spmd::solvers::", name, ": max_iters (", opts.max_iters, "), rtol (", opts.rtol,
@@ -71,18 +76,20 @@ class KrylovBase {
   bool jacobi() const { return progress_.options().precond == Precond::jacobi; }
 
   /// Bind b and x (checked against the operator's vectors, `like`) and compute the Jacobi
-  /// diagonal. Collective.
-  void bind(const vector_type& b, const vector_type& x, const vector_type& like) {
+  /// diagonal. `error`: a problem the caller found before (a saved state that does not fit),
+  /// agreed together with b's and x's checks, so that a problem only some ranks see reaches
+  /// every rank (one Comm::check). Collective.
+  void bind(const vector_type& b, const vector_type& x, const vector_type& like, std::string error = {}) {
     const std::string fn = spmd::impl::str("spmd::solvers::", name_);
     for (const vector_type* v : {&b, &x})
-      if (!v->distribution().same_layout(like.distribution()))
-        throw Error(
+      if (error.empty() && !v->distribution().same_layout(like.distribution()))
+        error =
             spmd::impl::str(fn, ": '", v->label(), "' (", v->distribution().describe(),
-                            ") is not distributed like the operator's vectors (", like.distribution().describe(), ")"),
-            true);
+                            ") is not distributed like the operator's vectors (", like.distribution().describe(), ")");
     const auto* xb = x.local_with_halo().data();
-    like.comm().check(xb == nullptr || xb != b.local_with_halo().data(),
-                      spmd::impl::str(fn, ": b and x are the same array '", x.label(), "'"));
+    if (error.empty() && xb != nullptr && xb == b.local_with_halo().data())
+      error = spmd::impl::str(fn, ": b and x are the same array '", x.label(), "'");
+    like.comm().check(error.empty(), error);
     b_ = spmd::impl::share(b);
     x_ = spmd::impl::share(x);
     rank_ = like.comm().rank();
@@ -118,6 +125,21 @@ class KrylovBase {
       if (v.first == name) return v.second;
     throw Error(spmd::impl::str(fn, ": the saved state has no scalar '", name, "'"), true);
   }
+  /// A named scalar of a saved state, or `fallback` when it has none. Local.
+  static double find_scalar_or(const SolverState<vector_type>& s, const std::string& name, double fallback) {
+    for (const auto& v : s.scalars)
+      if (v.first == name) return v.second;
+    return fallback;
+  }
+  /// The message of check_state ("" when the state fits). Local.
+  std::string state_problem(const char* fn, const SolverState<vector_type>& s) const {
+    try {
+      check_state(fn, s);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return {};
+  }
   /// Check a saved state's solver and preconditioner against this solver. Local.
   void check_state(const char* fn, const SolverState<vector_type>& s) const {
     if (s.solver != name_ || s.precond != progress_.options().precond)
@@ -139,9 +161,28 @@ class KrylovBase {
   double true_residual_norm(const vector_type& ax) {
     spmd::copy(exec_, t_, x_);
     impl::apply_on(exec_, A_, t_, ax);
-    const auto s = sum_points<1>(exec_, "spmd::solvers::true_residual", ax,
-                                 ResidualNorm<Acc<vector_type>, value_type>{b_.owned_access(), ax.owned_access()});
-    return std::sqrt(static_cast<double>(b_.comm().allreduce(s.v[0], spmd::Op::sum)));
+    value_type rr[1];
+    reduce_sums<1>("spmd::solvers::true_residual", ax,
+                   ResidualNorm<Acc<vector_type>, value_type>{b_.owned_access(), ax.owned_access()}, rr);
+    return std::sqrt(static_cast<double>(rr[0]));
+  }
+
+  /// The K sums of body(sums, i...) over the owned points of `like`, combined over the ranks,
+  /// into out[0..K): floating-point sums and one MPI_Allreduce, or with
+  /// SolverOptions::reproducible exact sums (impl/exact_sum.hpp) rounded once, the same bits at
+  /// any rank count, process grid, thread count and on any device. Collective.
+  template <int K, class Body>
+  void reduce_sums(const char* label, const vector_type& like, const Body& body, value_type (&out)[K]) const {
+    if (progress_.options().reproducible) {
+      auto s = spmd::impl::reduce_points<spmd::impl::ExactRule<K>>(exec_, label,
+                                                                   spmd::impl::owned_extents(like.owned()), body);
+      spmd::impl::exact_allreduce(like.comm(), s);
+      for (int k = 0; k < K; ++k) out[k] = static_cast<value_type>(spmd::impl::exact_round(s.s[k]));
+      return;
+    }
+    const auto s = sum_points<K>(exec_, label, like, body);
+    for (int k = 0; k < K; ++k) out[k] = s.v[k];
+    like.comm().allreduce(out, K, spmd::Op::sum);
   }
 
   /// x = 0 (for b = 0). Local.

@@ -69,6 +69,35 @@ CsrMatrix<T, M>::CsrMatrix(const Distribution<1>& rows, index_t ncols, const imp
   comm.check(err.empty(), err);
 
   cols_ = ncols == nrows_ ? rows : Distribution<1>(comm, Index<1>{ncols});
+  // ---- the local blocks (no communication until the ghost import plan): an allocation that
+  // fails on some rank (a huge nnz there) is caught and agreed, one error naming that rank, its
+  // rows and entries and about the bytes it asked for, instead of std::bad_alloc on one rank
+  std::vector<index_t> ghosts;
+  int dnnz = 0, onnz = 0;
+  std::string alloc_error;
+  try {
+    build_blocks(in, ghosts, dnnz, onnz);
+  } catch (const std::exception& e) {
+    const index_t nz = in.row_ptr.extent(0) > 0 ? in.row_ptr(n) : 0;
+    const double bytes = static_cast<double>(nz) * (2.0 * (sizeof(int) + sizeof(T)) + sizeof(index_t)) +
+                         static_cast<double>(n + 1) * (4.0 * sizeof(int) + 2.0 * sizeof(T));
+    const std::string why = e.what();
+    alloc_error = impl::str(where(), "cannot allocate its local blocks: about ", spmd::impl::bytes_str(bytes), " for ",
+                            nz, " entries in ", n, " rows in ", M::name(), " and host memory (",
+                            why.substr(0, why.find('\n')).substr(0, 200), ")");
+  }
+  comm.check(alloc_error.empty(), alloc_error);
+  import_ = std::make_shared<impl::GhostImport<T, M>>(cols_, ghosts, fn);
+  ghost_cols_ = std::make_shared<const std::vector<index_t>>(std::move(ghosts));
+  nnz_ = comm.allreduce(static_cast<index_t>(dnnz) + onnz, Op::sum);
+}
+
+template <class T, class M>
+void CsrMatrix<T, M>::build_blocks(const impl::HostRows<T>& in, std::vector<index_t>& ghosts, int& dnnz_out,
+                                   int& onnz_out) {
+  using host_exec = Kokkos::DefaultHostExecutionSpace;
+  const index_t lo = rows_.owned().lo[0];
+  const index_t n = rows_.owned().extent(0);
   const index_t clo = cols_.owned().lo[0], chi = cols_.owned().hi[0];
   const int ni = static_cast<int>(n);
   const auto policy = Kokkos::RangePolicy<host_exec>(host_exec(), 0, ni);
@@ -92,6 +121,8 @@ CsrMatrix<T, M>::CsrMatrix(const Distribution<1>& rows, index_t ncols, const imp
     orow(i + 1) += orow(i);
   }
   const int dnnz = drow(ni), onnz = orow(ni);
+  dnnz_out = dnnz;
+  onnz_out = onnz;
   // The diagonal block's storage: on host execution spaces SELL-C-1 (impl::SellBlock) with the
   // largest chunk height C of impl::sell_heights whose padding stays within
   // impl::sell_max_padding of the entries (and whose slots fit an int); else, and on devices,
@@ -145,7 +176,7 @@ CsrMatrix<T, M>::CsrMatrix(const Distribution<1>& rows, index_t ncols, const imp
     return storage_.sliced ? chunk_ptr(i / C) + e * C + i % C : drow(i) + e;
   };
   // Ghosts: the distinct off-rank columns, sorted (owner order, then column order).
-  std::vector<index_t> ghosts(static_cast<std::size_t>(onnz));
+  ghosts.resize(static_cast<std::size_t>(onnz));
   Kokkos::parallel_for("spmd::sparse::CsrMatrix::off_columns", policy, [&](const int i) {
     int o = orow(i);
     for (index_t k = in.row_ptr(i); k < in.row_ptr(i + 1); ++k)
@@ -236,9 +267,6 @@ CsrMatrix<T, M>::CsrMatrix(const Distribution<1>& rows, index_t ncols, const imp
                               dnnz, d_val, d_map, d_col);
   off_ = local_matrix_type("spmd::sparse::CsrMatrix::offdiagonal_block", nr, static_cast<int>(ng), onnz, o_val, o_map,
                            o_col);
-  import_ = std::make_shared<impl::GhostImport<T, M>>(cols_, ghosts, fn);
-  ghost_cols_ = std::make_shared<const std::vector<index_t>>(std::move(ghosts));
-  nnz_ = comm.allreduce(static_cast<index_t>(dnnz) + onnz, Op::sum);
 }
 
 }  // namespace spmd::sparse
