@@ -283,26 +283,23 @@ struct ReduceItems {
   KOKKOS_INLINE_FUNCTION void join(volatile value_type& a, const volatile value_type& b) const { R::join(a, b); }
   KOKKOS_INLINE_FUNCTION void operator()(const index_t t, value_type& v) const {
     if constexpr (folds_in_place<R>::value) {  // the partial result is large: fold into v
-      if (items.step == 0) {
-        Kokkos::Array<index_t, M> k;
-        index_t lo, hi;
-        items.split(t, k, lo, hi);
-        body(k, lo, hi, v);
-      } else {
-        points<BoxItems<M>::per_item>(t, v);
-      }
+      fold(t, v);
     } else {
       value_type local;  // the item's partial result in locals (see the file comment)
       R::init(local);
-      if (items.step == 0) {
-        Kokkos::Array<index_t, M> k;
-        index_t lo, hi;
-        items.split(t, k, lo, hi);
-        body(k, lo, hi, local);
-      } else {
-        points<BoxItems<M>::per_item>(t, local);
-      }
+      fold(t, local);
       R::join(v, local);
+    }
+  }
+  /// acc (rule R) the values of item t.
+  KOKKOS_INLINE_FUNCTION void fold(const index_t t, value_type& acc) const {
+    if (items.step == 0) {
+      Kokkos::Array<index_t, M> k;
+      index_t lo, hi;
+      items.split(t, k, lo, hi);
+      body(k, lo, hi, acc);
+    } else {
+      points<BoxItems<M>::per_item>(t, acc);
     }
   }
   template <int P>
