@@ -127,6 +127,7 @@ auto indices(const std::array<index_t, R>& shape, int axis) {
     throw Error(impl::str("spmd::indices: axis ", axis, " is out of range for shape ", impl::shape_str(shape)), true);
   return impl::GenExpr<impl::AxisIndex<N>, index_t, N>{{}, impl::AxisIndex<N>{axis}, shape};
 }
+/// indices with a braced shape: `spmd::indices({n, m}, 1)`. Local.
 template <std::size_t R>
 auto indices(const index_t (&shape)[R], int axis) {
   return indices(impl::to_index(shape), axis);
@@ -143,6 +144,7 @@ auto fromfunction(const std::array<index_t, R>& shape, const F& f) {
   impl::check_shape("spmd::fromfunction", shape);
   return impl::GenExpr<impl::Unpacked<V, F, N>, V, N>{{}, impl::Unpacked<V, F, N>{f}, shape};
 }
+/// The lazy fromfunction with a braced shape: `spmd::fromfunction({n, m}, f)`. Local.
 template <class T = void, std::size_t R, class F>
 auto fromfunction(const index_t (&shape)[R], const F& f) {
   return fromfunction<T>(impl::to_index(shape), f);
@@ -157,6 +159,8 @@ auto fromfunction(const Comm& comm, const index_t (&shape)[R], const F& f, const
   using V = typename std::decay_t<decltype(e)>::value_type;
   return impl::make_generated<V, M>("spmd::fromfunction", comm, impl::to_index(shape), e, opts...);
 }
+/// The new-array fromfunction with the shape as a std::array (e.g. another array's shape()).
+/// Collective.
 template <class T = void, class M = DefaultMemorySpace, std::size_t R, class F, class... Opts,
           impl::if_options<Opts...> = 0>
 auto fromfunction(const Comm& comm, const std::array<index_t, R>& shape, const F& f, const Opts&... opts) {
@@ -184,6 +188,7 @@ Array<T, 1, M> linspace(const Comm& comm, double start, double stop, index_t num
   const auto e = impl::GenExpr<impl::LinspaceAt<T>, T, 1>{{}, at, Index<1>{num}};
   return impl::make_generated<T, M>("spmd::linspace", comm, Index<1>{num}, e, opts...);
 }
+/// linspace with the endpoint included (NumPy's default). Collective.
 template <class T = double, class M = DefaultMemorySpace, class... Opts, impl::if_options<Opts...> = 0>
 Array<T, 1, M> linspace(const Comm& comm, double start, double stop, index_t num, const Opts&... opts) {
   return linspace<T, M>(comm, start, stop, num, true, opts...);
@@ -199,10 +204,12 @@ Array<T, 2, M> eye(const Comm& comm, index_t n, index_t m, index_t k, const Opts
   const auto e = impl::GenExpr<impl::EyeAt<T>, T, 2>{{}, impl::EyeAt<T>{k}, shape};
   return impl::make_generated<T, M>("spmd::eye", comm, shape, e, opts...);
 }
+/// eye(n, m) with ones on the main diagonal. Collective.
 template <class T = double, class M = DefaultMemorySpace, class... Opts, impl::if_options<Opts...> = 0>
 Array<T, 2, M> eye(const Comm& comm, index_t n, index_t m, const Opts&... opts) {
   return eye<T, M>(comm, n, m, 0, opts...);
 }
+/// eye(n): the n x n identity. Collective.
 template <class T = double, class M = DefaultMemorySpace, class... Opts, impl::if_options<Opts...> = 0>
 Array<T, 2, M> eye(const Comm& comm, index_t n, const Opts&... opts) {
   return eye<T, M>(comm, n, n, 0, opts...);

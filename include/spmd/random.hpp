@@ -56,8 +56,8 @@ Index<static_cast<int>(R)> to_index(const index_t (&shape)[R]) {
 /// The key of a draw: a 64-bit seed and a 64-bit stream number. A plain value (no state): the
 /// same generator draws the same numbers every time, on every rank.
 struct Generator {
-  std::uint64_t seed = 0;
-  std::uint64_t stream_id = 0;
+  std::uint64_t seed = 0;       ///< the seed: the same seed draws the same numbers
+  std::uint64_t stream_id = 0;  ///< the stream: another stream of one seed draws independent numbers
 
   /// The same seed with another stream: independent numbers for another array. Local.
   Generator stream(std::uint64_t s) const { return Generator{seed, s}; }
@@ -93,7 +93,9 @@ struct Generator {
     const auto range = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
     return impl::GenExpr<D, T, N>{{}, D{key(), detail::strides<N>(shape), low, T(0), range}, shape};
   }
-  // The same with a braced shape: g.uniform({n, m}).
+  ///@{
+  /// The same draws with a braced shape: `g.uniform({n, m})`, `g.normal({n})`,
+  /// `g.integers<int>({n, m}, 0, 6)`. Local.
   template <class T = double, std::size_t R>
   auto uniform(const index_t (&shape)[R], T low = T(0), T high = T(1)) const {
     return uniform<T, R>(detail::to_index(shape), low, high);
@@ -106,6 +108,7 @@ struct Generator {
   auto integers(const index_t (&shape)[R], T low, T high) const {
     return integers<T, R>(detail::to_index(shape), low, high);
   }
+  ///@}
 
   /// The Philox key words of this generator (impl/random_impl.hpp). Local.
   impl::rng::Key key() const { return impl::rng::make_key(seed, stream_id); }
@@ -136,6 +139,7 @@ template <class E>
 using if_not_exec = std::enable_if_t<!Kokkos::is_execution_space<E>::value, int>;
 }  // namespace detail
 
+///@{
 /// Fill `dst` (an Array, or a slice of one: indices are the slice's own) with uniform values in
 /// [low, high) drawn by `g`, on `exec`. Writes owned points only (halos untouched, as any
 /// assignment). Local (no communication; the arguments must be the same on every rank).
@@ -148,7 +152,9 @@ template <class Dst, detail::if_not_exec<Dst> = 0>
 void uniform(const Dst& dst, const Generator& g, typename Dst::value_type low = 0, typename Dst::value_type high = 1) {
   uniform(typename Dst::execution_space(), dst, g, low, high);
 }
+///@}
 
+///@{
 /// Fill `dst` with normal values (mean, stddev >= 0) drawn by `g`, on `exec` (Box-Muller, see
 /// the file comment). Local; a negative stddev is an spmd::Error on every rank.
 template <class Exec, class Dst, detail::if_exec<Exec> = 0>
@@ -161,7 +167,9 @@ void normal(const Dst& dst, const Generator& g, typename Dst::value_type mean = 
             typename Dst::value_type stddev = 1) {
   normal(typename Dst::execution_space(), dst, g, mean, stddev);
 }
+///@}
 
+///@{
 /// Fill `dst` (integral elements) with integers in [low, high) drawn by `g`, on `exec`. Local;
 /// low >= high is an spmd::Error on every rank.
 template <class Exec, class Dst, detail::if_exec<Exec> = 0>
@@ -173,5 +181,6 @@ template <class Dst, detail::if_not_exec<Dst> = 0>
 void integers(const Dst& dst, const Generator& g, typename Dst::value_type low, typename Dst::value_type high) {
   integers(typename Dst::execution_space(), dst, g, low, high);
 }
+///@}
 
 }  // namespace spmd::random

@@ -39,29 +39,34 @@ auto cumprod(const Exec& exec, const X& x, const Axes<1>& ax) {
   SPMD_CHECK_REDUCE_EXEC("spmd::cumprod");
   return impl::scan_axis<true>(exec, "spmd::cumprod", impl::as_node(x), ax.list[0]);
 }
-/// The cumulative sum / product of a 1-D operand. Collective.
+/// The cumulative sum of a 1-D operand, on `exec`. Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto cumsum(const Exec& exec, const X& x) {
   static_assert(impl::node_t<X>::rank == 1, "spmd::cumsum: give an axis (spmd::axis(a)) for more than one axis");
   return cumsum(exec, x, axis(0));
 }
+/// The cumulative product of a 1-D operand, on `exec`. Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto cumprod(const Exec& exec, const X& x) {
   static_assert(impl::node_t<X>::rank == 1, "spmd::cumprod: give an axis (spmd::axis(a)) for more than one axis");
   return cumprod(exec, x, axis(0));
 }
+/// Cumulative sum along one axis, on the operand's execution space. Collective.
 template <class X, impl::if_reducible<X> = 0>
 auto cumsum(const X& x, const Axes<1>& ax) {
   return cumsum(impl::exec_of<X>(), x, ax);
 }
+/// Cumulative product along one axis, on the operand's execution space. Collective.
 template <class X, impl::if_reducible<X> = 0>
 auto cumprod(const X& x, const Axes<1>& ax) {
   return cumprod(impl::exec_of<X>(), x, ax);
 }
+/// The cumulative sum of a 1-D operand, on its execution space. Collective.
 template <class X, impl::if_reducible<X> = 0>
 auto cumsum(const X& x) {
   return cumsum(impl::exec_of<X>(), x);
 }
+/// The cumulative product of a 1-D operand, on its execution space. Collective.
 template <class X, impl::if_reducible<X> = 0>
 auto cumprod(const X& x) {
   return cumprod(impl::exec_of<X>(), x);
