@@ -166,6 +166,17 @@ void Reshape() {
         host_array<2>(Index<2>{5, 5}, [&](const Index<2>& g) { return ref[std::size_t((g[0] + 1) * 10 + 2 * g[1])]; });
     expect_all(spmd::allgather(spmd::reshape(v, {25})) == vref, where("reshape of a view", d.describe()).c_str());
   }
+  // blocks that line up move nothing: the rows of (4p, 6) on p ranks are the blocks of 24p
+  const Distribution<2> rows(world(), Index<2>{4 * p, 6}, spmd::grid({p, 1}), spmd::halo(1));
+  const spmd::impl::ReshapePlan<double, 2, 1, spmd::DefaultMemorySpace> aligned(
+      rows, Distribution<1>(world(), Index<1>{24 * p}), "test");
+  expect_all(aligned.num_sends() == 0 && aligned.num_recvs() == 0 && aligned.local_points() == 24,
+             "a reshape of aligned blocks stays local");
+  // blocks that do not: each rank sends only to the ranks owning its elements' new places
+  const spmd::impl::ReshapePlan<double, 2, 1, spmd::DefaultMemorySpace> crossed(
+      Distribution<2>(world(), Index<2>{4 * p, 6}, spmd::grid({1, p})), Distribution<1>(world(), Index<1>{24 * p}),
+      "test");
+  expect_all(crossed.num_sends() <= p - 1 && crossed.num_recvs() <= p - 1, "one message per peer at most");
   // uneven blocks, 3-D with a halo to 2-D and 1-D, and a 0-size array
   const Index<3> s3{3, 4, 5};
   const auto r3 = host_array<3>(s3, [](const Index<3>& g) { return 100.0 * g[0] + 10.0 * g[1] + g[2]; });
@@ -174,6 +185,18 @@ void Reshape() {
   expect_all(spmd::allgather(spmd::reshape(Kokkos::DefaultExecutionSpace(), a3, {-1}, spmd::grid({p}))) == r3,
              "reshape 3-D to 1-D");
   expect_all(spmd::allgather(spmd::reshape(a3, {7 - 2, 2, 6})) == r3, "reshape 3-D to (5, 2, 6)");
+  // np.cumsum / np.cumprod of an N-d operand without an axis: of its C-order flattening
+  std::vector<double> cs(r3.size()), cp(r3.size());
+  double sum = 0, prod = 1;
+  for (std::size_t i = 0; i < r3.size(); ++i) {
+    cs[i] = sum += 2.0 * r3[i];
+    cp[i] = prod *= (i % 7 == 0 ? 1.0 : 1.0 / 1024.0);  // exact in binary floating point
+  }
+  expect_all(spmd::allgather(spmd::cumsum(2.0 * a3)) == cs, "cumsum of a 3-D expression (flattened)");
+  const auto b3 =
+      from_host<3>(Distribution<3>(world(), s3, spmd::grid({1, 0, 1})),
+                   host_array<3>(s3, [&](const Index<3>& g) { return flat<3>(s3, g) % 7 == 0 ? 1.0 : 1.0 / 1024.0; }));
+  expect_all(spmd::allgather(spmd::cumprod(b3)) == cp, "cumprod of a 3-D array (flattened)");
   const auto z0 = spmd::zeros<double>(world(), {0, 4});
   EXPECT_EQ(spmd::reshape(z0, {2, 0, 3}).shape(), (Index<3>{2, 0, 3}));
   // NumPy: np.zeros((0, 4)).reshape(2, 0, -1) is an error (any extent fits the -1)

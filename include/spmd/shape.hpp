@@ -106,9 +106,11 @@ auto flip(const X& x, const Axes<1>& ax) {
   return impl::flip_view(x, axis, std::make_index_sequence<N>{});
 }
 
+///@{
 /// A new array holding `x` (an Array or a view) rolled by `shift` along the axis: element i goes
-/// to (i + shift) mod n (np.roll(x, shift, axis)), on `exec`. Laid out like x when x is an Array
-/// (its distribution, its halo zero), else on an automatic distribution. Collective.
+/// to (i + shift) mod n (np.roll(x, shift, axis)), on `exec` or a default instance. Laid out like
+/// x when x is an Array (its distribution, its halo zero), else on an automatic distribution.
+/// Collective.
 template <class Exec, class X, std::enable_if_t<Kokkos::is_execution_space<Exec>::value, int> = 0,
           std::enable_if_t<impl::is_array<X>::value || impl::is_view<X>::value, int> = 0>
 auto roll(const Exec& exec, const X& x, index_t shift, const Axes<1>& ax) {
@@ -154,6 +156,7 @@ template <class X, std::enable_if_t<impl::is_array<X>::value || impl::is_view<X>
 auto roll(const X& x, index_t shift, const Axes<1>& ax) {
   return roll(typename X::execution_space(), x, shift, ax);
 }
+///@}
 
 // ---- reshape, ravel -------------------------------------------------------------------------
 
