@@ -167,6 +167,16 @@ TEST(Audit, Redistribute) {
   AUDIT(spmd::redistribute(a, bad() ? c : b));
   AUDIT(spmd::transpose(bad() ? c : a));
 }
+TEST(Audit, ShapeFunctions) {
+  auto a = spmd::zeros<double>(world(), {4, 6}), b = spmd::zeros<double>(world(), {3, 6});
+  AUDIT(spmd::reshape(a, {bad() ? 5 : 6, 4}));   // another size on one rank
+  AUDIT(spmd::reshape(a, {bad() ? 3 : 6, -1}));  // a fitting but other shape on one rank
+  AUDIT(spmd::ravel(bad() ? b : a, spmd::halo(bad() ? 1 : 0)));
+  AUDIT(spmd::transpose(a, spmd::axes(bad() ? 0 : 1, 0)));
+  AUDIT(spmd::concatenate({a, b}, spmd::axis(bad() ? 1 : 0)));
+  AUDIT(spmd::stack({a, a}, spmd::axis(bad() ? 3 : 0)));
+  AUDIT(spmd::expand_dims(a, spmd::axis(bad() ? -4 : 0)));
+}
 TEST(Audit, GatherScatter) {
   auto a = spmd::zeros<double>(world(), {6});
   AUDIT(spmd::gather(a, bad() ? world().size() : 0));

@@ -1,9 +1,9 @@
 #pragma once
 /// \file redistribute.hpp
 /// Copying owned data between two distributions of one global shape: spmd::Redistribution (a
-/// reusable plan), spmd::redistribute (one shot) and spmd::transpose. All run on
-/// impl::RegionPlan (impl/region_plan.hpp), the plan that also moves slices and expression
-/// operands: one message per pair of ranks, plan built once, nothing allocated per apply.
+/// reusable plan) and spmd::redistribute (one shot). Both run on impl::RegionPlan
+/// (impl/region_plan.hpp), the plan that also moves slices, expression operands and
+/// spmd::transpose (shape.hpp): one message per pair of ranks, plan built once, nothing allocated per apply.
 /// Destination first, as everywhere in spmd:: (spmd::blas keeps the BLAS order).
 
 #include <Kokkos_Core.hpp>
@@ -64,21 +64,6 @@ void redistribute(const Array<T, N, Mem>& dst, const Array<T, N, Mem>& src) {
   redistribute(typename Mem::execution_space(), dst, src);
 }
 
-/// The transpose of a 2-D array (a.T in NumPy): shape (n1, n0), on an automatic process grid of
-/// a's communicator, halo widths swapped (halos zero). Collective.
-template <class T, class Mem>
-Array<T, 2, Mem> transpose(const Array<T, 2, Mem>& a) {
-  const impl::Region region("spmd::redistribute::transpose");
-  impl::DistributionOptions opts;
-  opts.halo = {a.halo()[1], a.halo()[0]};
-  const Distribution<2> to(a.comm(), Index<2>{a.extent(1), a.extent(0)}, opts);
-  Array<T, 2, Mem> out(to, Label{"spmd::transpose"});
-  impl::Selection<2, 2> sel;
-  sel.start = {0, 0};
-  sel.step = {1, 1};
-  sel.map = {1, 0};  // source axis 0 is destination axis 1 and vice versa
-  impl::RegionPlan<T, 2, 2, Mem>(a.distribution(), sel, to, Backend::automatic, "spmd::transpose").apply(out, a);
-  return out;
-}
+// spmd::transpose (the 2-D a.T and the N-d np.transpose(a, axes)) is in shape.hpp.
 
 }  // namespace spmd

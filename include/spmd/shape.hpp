@@ -1,24 +1,44 @@
 #pragma once
 /// \file shape.hpp
-/// Shape functions (NumPy's flip and roll so far):
+/// Shape functions (NumPy's flip, roll, reshape, ravel, transpose, concatenate, stack, squeeze,
+/// expand_dims):
 ///
 ///   auto r = spmd::flip(a, spmd::axis(1));               // np.flip(a, axis=1): a view, no copy
 ///   auto s = spmd::roll(a, 3, spmd::axis(0));            // np.roll(a, 3, axis=0): a new array
+///   auto b = spmd::reshape(a, {4, -1});                  // np.reshape(a, (4, -1)): C order
+///   auto f = spmd::ravel(a);                             // np.ravel(a): 1-D, C order
+///   auto t = spmd::transpose(u, spmd::axes(2, 0, 1));    // np.transpose(u, (2, 0, 1))
+///   auto c = spmd::concatenate({a, b}, spmd::axis(0));   // np.concatenate((a, b), axis=0)
+///   auto k = spmd::stack(std::tie(a, v), spmd::axis(1)); // np.stack((a, v), axis=1)
+///   auto q = spmd::squeeze(w, spmd::axis(0));            // np.squeeze(w, axis=0): a view
+///   auto e = spmd::expand_dims(a, spmd::axis(0));        // np.expand_dims(a, 0): a new array
 ///
-/// flip is a view (a slice with step -1 along the axis, slice.hpp): making it is Local and moves
-/// nothing; writing through it writes the array. roll returns a new array laid out like the
-/// operand (an Array's distribution, halo included; a view's on an automatic one): two slice
-/// assignments, each one move of the wrapped part. Collective. A bad axis is an spmd::Error on
-/// every rank naming the shape. See docs/api/shape.md.
+/// flip and squeeze are views (selections of the operand's storage, slice.hpp): making them is
+/// Local and moves nothing; writing through them writes the array. Every other function returns
+/// a new Array, on an automatic distribution of the result's shape over the operand's
+/// communicator unless said otherwise (options halo, grid, periodic, label where a function takes
+/// them), and is Collective: roll is two slice assignments; transpose is one redistribution
+/// (impl::RegionPlan with permuted axes); concatenate, stack and expand_dims are one slice
+/// assignment per operand; reshape and ravel are one exchange of C-order runs
+/// (impl/reshape_plan.hpp). All messages go through the one communication engine; nothing is
+/// gathered to one rank. Bad arguments (an axis out of range, shapes that do not fit) are one
+/// spmd::Error on every rank naming the shapes (agreed first for the collective functions, so
+/// bad input on one rank only still throws everywhere). See docs/api/shape.md.
 
 #include <Kokkos_Core.hpp>
 
 #include <array>
+#include <cstddef>
+#include <initializer_list>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "spmd/axis_reduce.hpp"
 #include "spmd/expr.hpp"
+#include "spmd/impl/region_plan.hpp"
+#include "spmd/impl/reshape_plan.hpp"
 #include "spmd/slice.hpp"
 
 namespace spmd {
@@ -37,6 +57,41 @@ template <class X>
 constexpr int rank_of() {
   return std::decay_t<X>::rank;
 }
+/// Enables the shape functions for Arrays and views.
+template <class X>
+using if_shape_operand = std::enable_if_t<is_array<std::decay_t<X>>::value || is_view<std::decay_t<X>>::value, int>;
+template <class E>
+using if_exec_space = std::enable_if_t<Kokkos::is_execution_space<E>::value, int>;
+
+/// The array whose storage x shares (x itself for an Array) and the selection of its indices.
+template <class T, int N, class Mem>
+const Array<T, N, Mem>& parent_of(const Array<T, N, Mem>& a) {
+  return a;
+}
+template <class T, int M, int N, class Mem>
+const Array<T, N, Mem>& parent_of(const ArrayView<T, M, N, Mem>& v) {
+  return v.parent();
+}
+template <class T, int N, class Mem>
+Selection<N, N> selection_of(const Array<T, N, Mem>&) {
+  return Selection<N, N>::identity();
+}
+template <class T, int M, int N, class Mem>
+Selection<N, M> selection_of(const ArrayView<T, M, N, Mem>& v) {
+  return v.selection();
+}
+/// The rank of the array whose storage x shares.
+template <class X>
+constexpr int parent_rank() {
+  return std::decay_t<decltype(parent_of(std::declval<const std::decay_t<X>&>()))>::rank;
+}
+/// `axis` of an R-axis result, counted from the end when negative; throws an spmd::Error naming
+/// `what` (the shape) when out of range.
+inline int result_axis(const char* fn, int axis, int r, const std::string& what) {
+  if (axis < -r || axis >= r)
+    throw Error(str(fn, ": axis ", axis, " is out of bounds for ", r, " axes (", what, ")"), true);
+  return axis < 0 ? axis + r : axis;
+}
 }  // namespace impl
 
 /// The elements of `x` (an Array or a view) in reverse order along the axis: a view of the same
@@ -51,9 +106,11 @@ auto flip(const X& x, const Axes<1>& ax) {
   return impl::flip_view(x, axis, std::make_index_sequence<N>{});
 }
 
+///@{
 /// A new array holding `x` (an Array or a view) rolled by `shift` along the axis: element i goes
-/// to (i + shift) mod n (np.roll(x, shift, axis)), on `exec`. Laid out like x when x is an Array
-/// (its distribution, its halo zero), else on an automatic distribution. Collective.
+/// to (i + shift) mod n (np.roll(x, shift, axis)), on `exec` or a default instance. Laid out like
+/// x when x is an Array (its distribution, its halo zero), else on an automatic distribution.
+/// Collective.
 template <class Exec, class X, std::enable_if_t<Kokkos::is_execution_space<Exec>::value, int> = 0,
           std::enable_if_t<impl::is_array<X>::value || impl::is_view<X>::value, int> = 0>
 auto roll(const Exec& exec, const X& x, index_t shift, const Axes<1>& ax) {
@@ -98,6 +155,457 @@ auto roll(const Exec& exec, const X& x, index_t shift, const Axes<1>& ax) {
 template <class X, std::enable_if_t<impl::is_array<X>::value || impl::is_view<X>::value, int> = 0>
 auto roll(const X& x, index_t shift, const Axes<1>& ax) {
   return roll(typename X::execution_space(), x, shift, ax);
+}
+///@}
+
+// ---- reshape, ravel -------------------------------------------------------------------------
+
+namespace impl {
+/// The shape `want` (one entry may be -1: inferred) checked against an operand of shape `from`
+/// in C order. Throws an spmd::Error naming both shapes. Local.
+template <int N, int M>
+Index<M> reshape_shape(const char* fn, const Index<N>& from, const Index<M>& want) {
+  index_t size = 1, known = 1;
+  for (int a = 0; a < N; ++a) size *= from[a];
+  int unknown = -1;
+  for (int b = 0; b < M; ++b) {
+    if (want[b] == -1) {
+      if (unknown >= 0)
+        throw Error(impl::str(fn, ": shape ", impl::shape_str(want), " infers more than one axis (-1); at most one"),
+                    true);
+      unknown = b;
+    } else if (want[b] < 0) {
+      throw Error(
+          impl::str(fn, ": shape ", impl::shape_str(want), " has a negative extent (only -1, inferred, is allowed)"),
+          true);
+    } else {
+      known *= want[b];
+    }
+  }
+  Index<M> out = want;
+  if (unknown >= 0) {
+    if (known == 0 || size % known != 0)
+      throw Error(impl::str(fn, ": cannot reshape an array of shape ", impl::shape_str(from), " (", size,
+                            " elements) into shape ", impl::shape_str(want), " (no extent for the -1 axis fits)"),
+                  true);
+    out[unknown] = size / known;
+  } else if (known != size) {
+    throw Error(impl::str(fn, ": cannot reshape an array of shape ", impl::shape_str(from), " (", size,
+                          " elements) into shape ", impl::shape_str(want), " (", known, " elements)"),
+                true);
+  }
+  return out;
+}
+/// x (an Array or a view) in C order onto `to` (checked by the caller), labelled `label`; a
+/// view is first copied onto an automatic distribution of its shape. Collective.
+template <class Exec, class X, int M>
+auto reshape_onto(const Exec& exec, const X& x, const Distribution<M>& to, const std::string& label) {
+  using T = typename X::value_type;
+  using Mem = typename X::memory_space;
+  constexpr int N = rank_of<X>();
+  const Region region("spmd::shape::reshape");
+  bool halo = false;
+  for (int b = 0; b < M; ++b) halo = halo || to.halo()[b] > 0;
+  Array<T, M, Mem> out(to, Label{label}, halo ? Init::zero : Init::none);
+  if constexpr (is_array<X>::value) {
+    ReshapePlan<T, N, M, Mem>(x.distribution(), to, "spmd::reshape").apply(exec, out, x);
+  } else {
+    Array<T, N, Mem> src(Distribution<N>(x.comm(), x.shape()), Label{"spmd::reshape::source"}, Init::none);
+    assign(exec, src, x);
+    ReshapePlan<T, N, M, Mem>(src.distribution(), to, "spmd::reshape").apply(exec, out, src);
+  }
+  return out;
+}
+}  // namespace impl
+
+///@{
+/// A new array of shape `shape` holding the elements of `x` (an Array or a view) in C order
+/// (np.reshape(x, shape)); one entry of `shape` may be -1 (inferred from the size), on `exec`
+/// or a default instance. The result is on an automatic distribution of the new shape over x's
+/// communicator (options: halo, grid, periodic, label); its halo, if any, is zero. Where the old
+/// and new blocks do not line up, each rank receives its new block's elements from the ranks
+/// that own them, in one exchange (nothing gathers on one rank). A size that differs, a second
+/// -1 or a negative extent is an spmd::Error on every rank naming both shapes. Collective.
+template <class Exec, class X, std::size_t R, class... Opts, impl::if_exec_space<Exec> = 0,
+          impl::if_shape_operand<X> = 0, impl::if_options<Opts...> = 0>
+auto reshape(const Exec& exec, const X& x, const index_t (&shape)[R], const Opts&... opts) {
+  return reshape(exec, x, impl::to_index(shape), opts...);
+}
+template <class Exec, class X, std::size_t R, class... Opts, impl::if_exec_space<Exec> = 0,
+          impl::if_shape_operand<X> = 0, impl::if_options<Opts...> = 0>
+auto reshape(const Exec& exec, const X& x, const std::array<index_t, R>& shape, const Opts&... opts) {
+  constexpr int M = static_cast<int>(R);
+  Index<M> s{};
+  impl::agree(x.comm(), [&] { s = impl::reshape_shape<impl::rank_of<X>(), M>("spmd::reshape", x.shape(), shape); });
+  const Distribution<M> to(x.comm(), s, opts...);
+  return impl::reshape_onto(exec, x, to, impl::label_or("spmd::reshape", opts...).name);
+}
+template <class X, std::size_t R, class... Opts, impl::if_shape_operand<X> = 0, impl::if_options<Opts...> = 0>
+auto reshape(const X& x, const index_t (&shape)[R], const Opts&... opts) {
+  return reshape(typename X::execution_space(), x, impl::to_index(shape), opts...);
+}
+template <class X, std::size_t R, class... Opts, impl::if_shape_operand<X> = 0, impl::if_options<Opts...> = 0>
+auto reshape(const X& x, const std::array<index_t, R>& shape, const Opts&... opts) {
+  return reshape(typename X::execution_space(), x, shape, opts...);
+}
+///@}
+
+///@{
+/// A new array on the given distribution `to` (its shape must hold x's size; no -1) holding the
+/// elements of `x` in C order, on `exec` or a default instance. `to` must live on x's
+/// communicator or one with the same ranks. A null `to`, another communicator or another size is
+/// an spmd::Error on every rank. Collective.
+template <class Exec, class X, int M, impl::if_exec_space<Exec> = 0, impl::if_shape_operand<X> = 0>
+auto reshape(const Exec& exec, const X& x, const Distribution<M>& to) {
+  impl::agree(x.comm(), [&] {
+    if (to.is_null()) throw Error("spmd::reshape: the destination distribution is null", true);
+    if (to.comm().size() != x.comm().size() || to.comm().rank() != x.comm().rank())
+      throw Error(impl::str("spmd::reshape: the destination distribution's communicator (", to.comm().size(),
+                            " ranks) does not have the operand's ranks (", x.comm().size(), ")"),
+                  true);
+    impl::reshape_shape<impl::rank_of<X>(), M>("spmd::reshape", x.shape(), to.shape());
+  });
+  return impl::reshape_onto(exec, x, to, "spmd::reshape");
+}
+template <class X, int M, impl::if_shape_operand<X> = 0>
+auto reshape(const X& x, const Distribution<M>& to) {
+  return reshape(typename X::execution_space(), x, to);
+}
+///@}
+
+///@{
+/// A new 1-D array of x's elements in C order (np.ravel(x), as a copy): reshape(x, {x.size()}),
+/// on `exec` or a default instance; options as reshape's. Collective.
+template <class Exec, class X, class... Opts, impl::if_exec_space<Exec> = 0, impl::if_shape_operand<X> = 0,
+          impl::if_options<Opts...> = 0>
+auto ravel(const Exec& exec, const X& x, const Opts&... opts) {
+  return reshape(exec, x, Index<1>{x.size()}, opts...);
+}
+template <class X, class... Opts, impl::if_shape_operand<X> = 0, impl::if_options<Opts...> = 0>
+auto ravel(const X& x, const Opts&... opts) {
+  return ravel(typename X::execution_space(), x, opts...);
+}
+///@}
+
+// ---- transpose --------------------------------------------------------------------------------
+
+namespace impl {
+/// out[j] = x[j permuted]: out axis k is x's axis order[k]. One redistribution from x's parent
+/// (a view's selection composed with the permutation: no temporary). Collective.
+template <class Exec, class X, class... Opts>
+auto permute_axes(const Exec& exec, const X& x, const std::array<int, rank_of<X>()>& order, const Opts&... opts) {
+  constexpr int N = rank_of<X>();
+  constexpr int NP = parent_rank<X>();
+  using T = typename X::value_type;
+  using Mem = typename X::memory_space;
+  const char* fn = "spmd::transpose";
+  const Region region("spmd::shape::transpose");
+  std::array<int, N> perm{};
+  agree(x.comm(), [&] {
+    axis_mask<N>(fn, order, x.shape());  // out of range or named twice: throws
+    for (int k = 0; k < N; ++k) perm[k] = order[k] < 0 ? order[k] + N : order[k];
+  });
+  Index<N> shape{};
+  std::array<int, N> inv{};
+  for (int k = 0; k < N; ++k) {
+    shape[k] = x.shape()[perm[k]];
+    inv[perm[k]] = k;
+  }
+  const auto& parent = parent_of(x);
+  Selection<NP, N> sel = selection_of(x);
+  for (int a = 0; a < NP; ++a)
+    if (sel.map[a] >= 0) sel.map[a] = inv[sel.map[a]];
+  DistributionOptions o = gather_options(opts...);
+  if constexpr (is_array<X>::value) {
+    if (o.halo.empty())
+      for (int k = 0; k < N; ++k) o.halo.push_back(x.halo()[perm[k]]);
+  }
+  if (o.label.empty()) o.label = "spmd::transpose";
+  const Distribution<N> to(x.comm(), shape, o);
+  Array<T, N, Mem> out(to, Label{o.label}, Init::zero);
+  RegionPlan<T, NP, N, Mem>(parent.distribution(), sel, to, Backend::automatic, fn).apply(exec, out, parent);
+  return out;
+}
+}  // namespace impl
+
+///@{
+/// A new array with the axes of `x` (an Array or a view) permuted: result axis k is x's axis
+/// order[k] (np.transpose(x, order); spmd::axes(...) names every axis once, negative counting
+/// from the end). Without an order the axes are reversed (np.transpose(x), x.T; for 2-D the
+/// matrix transpose). On `exec` or a default instance. The result is on an automatic
+/// distribution of the new shape over x's communicator (options: halo, grid, periodic, label);
+/// an Array's halo widths are permuted with its axes unless a halo option is given (halos zero).
+/// One redistribution (a view is read in place, no temporary). An order that is not a
+/// permutation is an spmd::Error on every rank naming the shape. Collective.
+template <class Exec, class X, int K, class... Opts, impl::if_exec_space<Exec> = 0, impl::if_shape_operand<X> = 0,
+          impl::if_options<Opts...> = 0>
+auto transpose(const Exec& exec, const X& x, const Axes<K>& order, const Opts&... opts) {
+  static_assert(K == impl::rank_of<X>(), "spmd::transpose: the order names every axis of the operand once");
+  return impl::permute_axes(exec, x, order.list, opts...);
+}
+template <class Exec, class X, class... Opts, impl::if_exec_space<Exec> = 0, impl::if_shape_operand<X> = 0,
+          impl::if_options<Opts...> = 0>
+auto transpose(const Exec& exec, const X& x, const Opts&... opts) {
+  constexpr int N = impl::rank_of<X>();
+  std::array<int, N> order{};
+  for (int k = 0; k < N; ++k) order[k] = N - 1 - k;
+  return impl::permute_axes(exec, x, order, opts...);
+}
+template <class X, int K, class... Opts, impl::if_shape_operand<X> = 0, impl::if_options<Opts...> = 0>
+auto transpose(const X& x, const Axes<K>& order, const Opts&... opts) {
+  return transpose(typename X::execution_space(), x, order, opts...);
+}
+template <class X, class... Opts, impl::if_shape_operand<X> = 0, impl::if_options<Opts...> = 0>
+auto transpose(const X& x, const Opts&... opts) {
+  return transpose(typename X::execution_space(), x, opts...);
+}
+///@}
+
+// ---- concatenate, stack, expand_dims ---------------------------------------------------------
+
+namespace impl {
+/// The result of joining operands of `shapes` along `axis` (S = 0: concatenate, an existing
+/// axis; S = 1: stack, a new axis) on an automatic distribution over `comm`; each(i, v) writes
+/// operand i into v, the result's view of its place. Collective.
+template <int S, class T, class Mem, int N, class Exec, class Each, class... Opts>
+Array<T, N + S, Mem> join(const Exec& exec, const char* fn, const Comm& comm, const std::vector<Index<N>>& shapes,
+                          int axis_in, const Each& each, const Opts&... opts) {
+  constexpr int R = N + S;
+  (void)exec;
+  int axis = 0;
+  agree(comm, [&] {
+    axis = result_axis(
+        fn, axis_in, R,
+        impl::str(S ? "the result of stacking operands of shape " : "operand shape ", impl::shape_str(shapes[0])));
+    for (std::size_t i = 1; i < shapes.size(); ++i)
+      for (int a = 0; a < N; ++a)
+        if (shapes[i][a] != shapes[0][a] && (S == 1 || a != axis))
+          throw Error(
+              S ? impl::str(fn, ": operand ", i, " has shape ", impl::shape_str(shapes[i]), " but operand 0 has shape ",
+                            impl::shape_str(shapes[0]), " (stacking along axis ", axis_in, " needs equal shapes)")
+                : impl::str(fn, ": operand ", i, " has shape ", impl::shape_str(shapes[i]), " but operand 0 has shape ",
+                            impl::shape_str(shapes[0]), ": they must agree on every axis but the concatenation axis ",
+                            axis_in),
+              true);
+  });
+  Index<R> shape{};
+  for (int a = 0, b = 0; a < R; ++a) {
+    if (a == axis && S == 1) {
+      shape[a] = static_cast<index_t>(shapes.size());
+      continue;
+    }
+    shape[a] = shapes[0][b];
+    if (a == axis)
+      for (std::size_t i = 1; i < shapes.size(); ++i) shape[a] += shapes[i][b];
+    ++b;
+  }
+  auto out = make_array<T, Mem>(fn, comm, shape, Init::zero, opts...);
+  index_t off = 0;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    Selection<R, N> sel{};
+    for (int a = 0, b = 0; a < R; ++a) {
+      sel.step[a] = 1;
+      if (a == axis && S == 1) {
+        sel.start[a] = static_cast<index_t>(i);
+        sel.map[a] = -1;
+        continue;
+      }
+      sel.start[a] = a == axis ? off : 0;
+      sel.map[a] = b++;
+    }
+    if (S == 0) off += shapes[i][axis];
+    each(i, ArrayView<T, N, R, Mem>(out, sel, shapes[i]));
+  }
+  return out;
+}
+/// join() of operands of one type.
+template <int S, class Exec, class X, class... Opts>
+auto join_list(const Exec& exec, const char* fn, const X* xs, std::size_t n, int axis, const Opts&... opts) {
+  constexpr int N = rank_of<X>();
+  if (n == 0) throw Error(impl::str(fn, ": no operands"), true);
+  std::vector<Index<N>> shapes;
+  for (std::size_t i = 0; i < n; ++i) shapes.push_back(xs[i].shape());
+  return join<S, typename X::value_type, typename X::memory_space, N>(
+      exec, fn, xs[0].comm(), shapes, axis, [&](std::size_t i, const auto& dst) { assign(exec, dst, xs[i]); }, opts...);
+}
+/// join() of a tuple of operands (Arrays and views mixed).
+template <int S, class Exec, class... Xs, class... Opts>
+auto join_tuple(const Exec& exec, const char* fn, const std::tuple<Xs...>& xs, int axis, const Opts&... opts) {
+  static_assert(sizeof...(Xs) >= 1, "spmd: joining needs at least one operand");
+  using X0 = std::decay_t<std::tuple_element_t<0, std::tuple<Xs...>>>;
+  constexpr int N = rank_of<X0>();
+  using T = typename X0::value_type;
+  using Mem = typename X0::memory_space;
+  static_assert(((rank_of<Xs>() == N) && ...), "spmd: the operands must have the same number of axes");
+  static_assert((std::is_same_v<typename std::decay_t<Xs>::value_type, T> && ...),
+                "spmd: the operands must have the same element type");
+  static_assert((std::is_same_v<typename std::decay_t<Xs>::memory_space, Mem> && ...),
+                "spmd: the operands must live in the same memory space");
+  const auto shapes = std::apply([](const auto&... x) { return std::vector<Index<N>>{x.shape()...}; }, xs);
+  auto each = [&](std::size_t i, const auto& dst) {
+    std::apply(
+        [&](const auto&... x) {
+          std::size_t k = 0;
+          ((k++ == i ? assign(exec, dst, x) : void()), ...);
+        },
+        xs);
+  };
+  return join<S, T, Mem, N>(exec, fn, std::get<0>(xs).comm(), shapes, axis, each, opts...);
+}
+template <class... Xs>
+using first_exec_t = typename std::decay_t<std::tuple_element_t<0, std::tuple<Xs...>>>::execution_space;
+}  // namespace impl
+
+///@{
+/// A new array joining the operands along an existing axis (np.concatenate((a, b, ...), axis)):
+/// `{a, b}` (operands of one type: Arrays, or views of one type; C++ copies the Arrays of a
+/// braced list, locally), a std::vector of them, or `std::tie(a, v, ...)` (Arrays and views
+/// mixed, not copied). Every axis but `ax` must agree; same element type. On `exec` or a default
+/// instance; the result is on an automatic distribution over the first operand's communicator
+/// (options: halo, grid, periodic, label). One slice assignment (one exchange) per operand.
+/// Shapes that do not fit or a bad axis are an spmd::Error on every rank naming the shapes and
+/// the axis. Collective.
+template <class Exec, class X, class... Opts, impl::if_exec_space<Exec> = 0, impl::if_shape_operand<X> = 0,
+          impl::if_options<Opts...> = 0>
+auto concatenate(const Exec& exec, std::initializer_list<X> xs, const Axes<1>& ax, const Opts&... opts) {
+  return impl::join_list<0>(exec, "spmd::concatenate", xs.begin(), xs.size(), ax.list[0], opts...);
+}
+template <class Exec, class X, class... Opts, impl::if_exec_space<Exec> = 0, impl::if_shape_operand<X> = 0,
+          impl::if_options<Opts...> = 0>
+auto concatenate(const Exec& exec, const std::vector<X>& xs, const Axes<1>& ax, const Opts&... opts) {
+  return impl::join_list<0>(exec, "spmd::concatenate", xs.data(), xs.size(), ax.list[0], opts...);
+}
+template <class Exec, class... Xs, class... Opts, impl::if_exec_space<Exec> = 0, impl::if_options<Opts...> = 0>
+auto concatenate(const Exec& exec, const std::tuple<Xs...>& xs, const Axes<1>& ax, const Opts&... opts) {
+  return impl::join_tuple<0>(exec, "spmd::concatenate", xs, ax.list[0], opts...);
+}
+template <class X, class... Opts, impl::if_shape_operand<X> = 0, impl::if_options<Opts...> = 0>
+auto concatenate(std::initializer_list<X> xs, const Axes<1>& ax, const Opts&... opts) {
+  return concatenate(typename X::execution_space(), xs, ax, opts...);
+}
+template <class X, class... Opts, impl::if_shape_operand<X> = 0, impl::if_options<Opts...> = 0>
+auto concatenate(const std::vector<X>& xs, const Axes<1>& ax, const Opts&... opts) {
+  return concatenate(typename X::execution_space(), xs, ax, opts...);
+}
+template <class... Xs, class... Opts, impl::if_options<Opts...> = 0>
+auto concatenate(const std::tuple<Xs...>& xs, const Axes<1>& ax, const Opts&... opts) {
+  return concatenate(impl::first_exec_t<Xs...>(), xs, ax, opts...);
+}
+///@}
+
+///@{
+/// A new array of one more axis stacking operands of one shape along the new axis `ax`
+/// (np.stack((a, b, ...), axis); `ax` in [-(N+1), N]): operands as concatenate's; result shape
+/// the operands' with the operand count inserted at `ax`. On `exec` or a default instance; an
+/// automatic distribution (options: halo, grid, periodic, label). One slice assignment per
+/// operand. Operands of different shapes or a bad axis are an spmd::Error on every rank naming
+/// the shapes and the axis. Collective.
+template <class Exec, class X, class... Opts, impl::if_exec_space<Exec> = 0, impl::if_shape_operand<X> = 0,
+          impl::if_options<Opts...> = 0>
+auto stack(const Exec& exec, std::initializer_list<X> xs, const Axes<1>& ax, const Opts&... opts) {
+  return impl::join_list<1>(exec, "spmd::stack", xs.begin(), xs.size(), ax.list[0], opts...);
+}
+template <class Exec, class X, class... Opts, impl::if_exec_space<Exec> = 0, impl::if_shape_operand<X> = 0,
+          impl::if_options<Opts...> = 0>
+auto stack(const Exec& exec, const std::vector<X>& xs, const Axes<1>& ax, const Opts&... opts) {
+  return impl::join_list<1>(exec, "spmd::stack", xs.data(), xs.size(), ax.list[0], opts...);
+}
+template <class Exec, class... Xs, class... Opts, impl::if_exec_space<Exec> = 0, impl::if_options<Opts...> = 0>
+auto stack(const Exec& exec, const std::tuple<Xs...>& xs, const Axes<1>& ax, const Opts&... opts) {
+  return impl::join_tuple<1>(exec, "spmd::stack", xs, ax.list[0], opts...);
+}
+template <class X, class... Opts, impl::if_shape_operand<X> = 0, impl::if_options<Opts...> = 0>
+auto stack(std::initializer_list<X> xs, const Axes<1>& ax, const Opts&... opts) {
+  return stack(typename X::execution_space(), xs, ax, opts...);
+}
+template <class X, class... Opts, impl::if_shape_operand<X> = 0, impl::if_options<Opts...> = 0>
+auto stack(const std::vector<X>& xs, const Axes<1>& ax, const Opts&... opts) {
+  return stack(typename X::execution_space(), xs, ax, opts...);
+}
+template <class... Xs, class... Opts, impl::if_options<Opts...> = 0>
+auto stack(const std::tuple<Xs...>& xs, const Axes<1>& ax, const Opts&... opts) {
+  return stack(impl::first_exec_t<Xs...>(), xs, ax, opts...);
+}
+///@}
+
+///@{
+/// A new array of x's elements with an axis of extent 1 inserted at `ax` (np.expand_dims(x,
+/// axis); `ax` in [-(N+1), N]), on `exec` or a default instance; an automatic distribution
+/// (options: halo, grid, periodic, label). A new array, not a view: a view cannot have more axes
+/// than its array. A bad axis is an spmd::Error on every rank. Collective.
+template <class Exec, class X, class... Opts, impl::if_exec_space<Exec> = 0, impl::if_shape_operand<X> = 0,
+          impl::if_options<Opts...> = 0>
+auto expand_dims(const Exec& exec, const X& x, const Axes<1>& ax, const Opts&... opts) {
+  return impl::join_list<1>(exec, "spmd::expand_dims", &x, 1, ax.list[0], opts...);
+}
+template <class X, class... Opts, impl::if_shape_operand<X> = 0, impl::if_options<Opts...> = 0>
+auto expand_dims(const X& x, const Axes<1>& ax, const Opts&... opts) {
+  return expand_dims(typename X::execution_space(), x, ax, opts...);
+}
+///@}
+
+// ---- squeeze ------------------------------------------------------------------------------------
+
+namespace impl {
+/// The view of x without the axes where `mask` is true (each of extent 1). Local.
+template <int M, class X>
+auto squeeze_view(const X& x, const std::array<bool, rank_of<X>()>& mask) {
+  constexpr int N = rank_of<X>();
+  constexpr int NP = parent_rank<X>();
+  using T = typename X::value_type;
+  using Mem = typename X::memory_space;
+  std::array<int, N> kept{};
+  Index<M> shape{};
+  for (int k = 0, m = 0; k < N; ++k) {
+    kept[k] = mask[k] ? -1 : m;
+    if (!mask[k]) shape[m++] = x.shape()[k];
+  }
+  const Selection<NP, N> vsel = selection_of(x);
+  Selection<NP, M> sel{};
+  for (int a = 0; a < NP; ++a) {
+    sel.start[a] = vsel.start[a];  // a squeezed axis reads its only index, 0: start
+    sel.step[a] = vsel.step[a];
+    sel.map[a] = vsel.map[a] < 0 ? -1 : kept[vsel.map[a]];
+  }
+  return ArrayView<T, M, NP, Mem>(parent_of(x), sel, shape);
+}
+}  // namespace impl
+
+/// A view of `x` (an Array or a view) without the named axes, each of extent 1 (np.squeeze(x,
+/// axis)): shares x's storage, moves nothing; writing through it writes x. At least one axis must
+/// remain (a 0-d result is not an array here). An axis out of range, named twice, or of another
+/// extent than 1 is an spmd::Error (on every rank: shapes are replicated). Local.
+template <class X, int K, impl::if_shape_operand<X> = 0>
+auto squeeze(const X& x, const Axes<K>& ax) {
+  constexpr int N = impl::rank_of<X>();
+  static_assert(K < N, "spmd::squeeze: at least one axis must remain");
+  const auto mask = impl::axis_mask<N>("spmd::squeeze", ax.list, x.shape());
+  for (int k = 0; k < N; ++k)
+    if (mask[k] && x.shape()[k] != 1)
+      throw Error(impl::str("spmd::squeeze: cannot squeeze axis ", k, " of shape ", impl::shape_str(x.shape()),
+                            ": its extent is ", x.shape()[k], ", not 1"),
+                  true);
+  return impl::squeeze_view<N - K>(x, mask);
+}
+
+/// A view of `x` without every axis of extent 1 (np.squeeze(x)); the result's number of axes M
+/// is part of its type, so it is named: `spmd::squeeze<1>(x)` for x of shape (1, n, 1). A shape
+/// with another number of axes of extent other than 1 is an spmd::Error naming it. Local.
+template <int M, class X, impl::if_shape_operand<X> = 0>
+auto squeeze(const X& x) {
+  constexpr int N = impl::rank_of<X>();
+  static_assert(M >= 1 && M <= N, "spmd::squeeze<M>: M must lie in [1, N]");
+  std::array<bool, N> mask{};
+  int kept = 0;
+  for (int k = 0; k < N; ++k) {
+    mask[k] = x.shape()[k] == 1;
+    if (!mask[k]) ++kept;
+  }
+  if (kept != M)
+    throw Error(impl::str("spmd::squeeze<", M, ">: shape ", impl::shape_str(x.shape()), " has ", kept,
+                          " axes of extent other than 1, not ", M),
+                true);
+  return impl::squeeze_view<M>(x, mask);
 }
 
 }  // namespace spmd
