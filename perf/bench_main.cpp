@@ -108,8 +108,9 @@ int main(int argc, char** argv) {
   // --flag=value form for string flags.
   if (!root) strip_args(argc, argv, "--benchmark_out=");
   // Random interleaving shuffles with std::random_device: each rank would run the benchmarks in
-  // its own order and the job would deadlock.
-  if (bool_flag_set(argc, argv, "--benchmark_enable_random_interleaving")) {
+  // its own order and the job would deadlock. One rank alone may (it is how ratios are measured
+  // on a loaded machine: the repetitions of the forms compared alternate).
+  if (world.size() > 1 && bool_flag_set(argc, argv, "--benchmark_enable_random_interleaving")) {
     if (root)
       std::fprintf(stderr,
                    "spmd::perf: --benchmark_enable_random_interleaving is not supported under MPI "

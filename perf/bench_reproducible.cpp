@@ -1,10 +1,13 @@
-// The overhead of spmd::reproducible (reproducible.hpp): dot of two 1-D arrays of n doubles in
-// total, fast (spmd::dot: floating-point partial sums) against reproducible (exact products
-// added into a superaccumulator per thread, one exact MPI combine, one rounding), on the same
-// data: random mantissas times 2^-40..2^40 with mixed signs (the exponent decides which chunks of
-// the accumulator an element touches; constant data would hit one chunk and flatter it).
-//   BM_dot_fast, BM_dot_reproducible, BM_sum_reproducible   n = 2^16, 2^20, 2^24
-// The target: BM_dot_reproducible at most 2x BM_dot_fast at n = 2^24 on a CPU.
+// The overhead of spmd::reproducible (reproducible.hpp): dot and sum of 1-D arrays of n doubles
+// in total, fast (spmd::dot, spmd::sum: floating-point partial sums) against reproducible (exact
+// products or values added into a superaccumulator per thread, one exact MPI combine, one
+// rounding), on the same data: random mantissas times 2^-40..2^40 with mixed signs (the exponent
+// decides which chunks of the accumulator an element touches; constant data would hit one chunk
+// and flatter it).
+//   BM_dot_fast, BM_dot_reproducible, BM_sum_fast, BM_sum_reproducible   n = 2^16, 2^20, 2^24
+// The target: BM_dot_reproducible at most 2x BM_dot_fast at n = 2^24 on a CPU. On a
+// loaded machine compare within one run with interleaved repetitions:
+//   --benchmark_repetitions=9 --benchmark_enable_random_interleaving=true
 // Counters: GB/s (16 B per element for dot, 8 for sum), latency_us (slowest rank).
 #include <Kokkos_Core.hpp>
 
@@ -64,6 +67,10 @@ void BM_dot_reproducible(benchmark::State& state) {
   const auto a = random_array(state, 1), b = random_array(state, 2);
   run(state, 2, [&] { return spmd::dot(spmd::reproducible, a, b); });
 }
+void BM_sum_fast(benchmark::State& state) {
+  const auto a = random_array(state, 1);
+  run(state, 1, [&] { return spmd::sum(a); });
+}
 void BM_sum_reproducible(benchmark::State& state) {
   const auto a = random_array(state, 1);
   run(state, 1, [&] { return spmd::sum(spmd::reproducible, a); });
@@ -78,4 +85,5 @@ void sizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_dot_fast)->Apply(sizes);
 BENCHMARK(BM_dot_reproducible)->Apply(sizes);
+BENCHMARK(BM_sum_fast)->Apply(sizes);
 BENCHMARK(BM_sum_reproducible)->Apply(sizes);

@@ -307,6 +307,39 @@ TEST(Reproducible, EveryProcessGridAndWorkItemForm) {
   }
 }
 
+// The CPU's large accumulator (one chunk per sign and exponent) wraps a chunk past 2^64 after
+// at least 2^11 values of one sign and exponent, and marks NaNs and infinities: many values of
+// few exponents, near the largest mantissa, subnormals, and 4096 infinities (whose chunk wraps
+// to exactly zero), against the reference (and the GPU's item form, which has no large chunks).
+TEST(Reproducible, ManyValuesOfOneExponentCarry) {
+  const double top = 2.0 - std::ldexp(1.0, -52);  // the largest mantissa
+  std::vector<double> x, y;
+  for (int k = 0; k < 12000; ++k) {
+    x.push_back(k % 3 == 0 ? -top * std::ldexp(1.0, 700) : top);
+    y.push_back(k % 2 == 0 ? 3 * std::ldexp(1.0, -400) : -top * 0.75);
+  }
+  x.push_back(std::ldexp(1.0, -1074));
+  const double tiny = std::numeric_limits<double>::min() * (1 - std::ldexp(1.0, -40));  // subnormal
+  for (int k = 0; k < 5000; ++k) x.push_back(tiny);
+  y.resize(x.size(), std::ldexp(1.0, 500));  // products of the subnormals stay normal
+  for (int form = 0; form < 2; ++form) {
+    spmd::testing::KnobsGuard guard;
+    spmd::testing::knobs().point_items = form == 1;
+    check_1d(x, y, form == 0 ? "one exponent" : "one exponent, point items");
+  }
+  // products of one exponent: p and e each land in one chunk per sign
+  const std::vector<double> a(9000, 1.0 + std::ldexp(1.0, -30)), b(9000, -(1.0 - std::ldexp(1.0, -29)));
+  check_1d(a, b, "one product");
+  // 4096 infinities in one row: their marker chunk wraps to exactly 2^64
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> infs(4096, inf);
+  auto i1 = from_host<1>(world(), Index<1>{4096}, infs);
+  EXPECT_TRUE(same_bits(spmd::sum(spmd::reproducible, i1), inf));
+  infs.push_back(-inf);
+  auto i2 = from_host<1>(world(), Index<1>{4097}, infs);
+  EXPECT_TRUE(std::isnan(spmd::sum(spmd::reproducible, i2)));
+}
+
 // The same on every rank alone (a communicator of one rank each) as on all of them.
 TEST(Reproducible, OneRankAndAllRanksAgree) {
   const auto x = wide(5000, 9);
