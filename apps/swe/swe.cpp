@@ -18,9 +18,10 @@
 //     i - 1/2 (west of cell i) at column i (x) or row i (y), so every statement reads slices of
 //     equal shape (no broadcasting);
 //   - minmod-limited (theta) piecewise-linear reconstruction of w, hu, hv along each axis;
-//   - face depths corrected for positivity, velocities desingularised for dry and nearly dry
-//     cells (u = sqrt(2) h hu / sqrt(h^4 + max(h^4, dx^4)): spmd::where and spmd::maximum);
-//   - central-upwind fluxes with one-sided local speeds, the well-balanced source term;
+//   - face depths corrected for positivity (spmd::where), velocities desingularised for dry and
+//     nearly dry cells (u = hu sqrt(2) h / sqrt(h^4 + max(h^4, dx^4)): spmd::maximum);
+//   - central-upwind fluxes with one-sided local speeds (times 1 / (a+ - a-), 0 where both sides
+//     are dry: spmd::where), the well-balanced source term;
 //   - SSP-RK2 (Heun) with dt = cfl / max(max(a+, -a-) / dx, max(b+, -b-) / dy): two collective
 //     max reductions at the first stage of each step.
 //
@@ -130,7 +131,8 @@ struct State {
   Grid dw, dhu, dhv;            // the right-hand side
   Grid sw, sn, st;              // limited slopes of w and the normal and tangential momentum
   Grid hE, hW, uE, uW, vE, vW;  // face depths and velocities of each cell (east/west, or north/south)
-  Grid ap, am;                  // one-sided local speeds at the faces
+  Grid iE, iW;                  // desingularised 1 / h at the faces of each cell
+  Grid ap, am, rd;              // one-sided local speeds at the faces, 1 / (a+ - a-)
   Grid Hw, Hn, Ht;              // fluxes of w and of the normal and tangential momentum
   Grid Bx, By, Bc;              // topography
   spmd::HaloExchange<double, 2> walls, both, along_y, along_x;
@@ -155,8 +157,11 @@ struct State {
         uW(make(d, "uW")),
         vE(make(d, "vE")),
         vW(make(d, "vW")),
+        iE(make(d, "iE")),
+        iW(make(d, "iW")),
         ap(make(d, "ap")),
         am(make(d, "am")),
+        rd(make(d, "rd")),
         Hw(make(d, "Hw")),
         Hn(make(d, "Hn")),
         Ht(make(d, "Ht")),
@@ -171,7 +176,7 @@ struct State {
         dx(1.0 / static_cast<double>(n)),
         dy(1.0 / static_cast<double>(n)),
         eps(dx * dx * dx * dx) {}
-  static constexpr int arrays = 26;
+  static constexpr int arrays = 29;
   spmd::HaloExchange<double, 2>& along(const X&) { return along_x; }
   spmd::HaloExchange<double, 2>& along(const Y&) { return along_y; }
 
@@ -206,23 +211,25 @@ void mirror_faces(const Grid& b, const D&) {
   spmd::assign(D::at(b, -1), D::at(b, -3), name);
 }
 
-/// The minmod of three: the smallest in magnitude when all have one sign, else 0.
+/// The minmod of three: the smallest in magnitude when all have one sign, else 0 (the smallest
+/// when it is positive, plus the largest when it is negative: at most one term is nonzero).
 template <class A, class B, class Cc>
 auto minmod(const A& a, const B& b, const Cc& c) {
-  return spmd::where((a > 0.0) && (b > 0.0) && (c > 0.0), spmd::minimum(spmd::minimum(a, b), c),
-                     spmd::where((a < 0.0) && (b < 0.0) && (c < 0.0), spmd::maximum(spmd::maximum(a, b), c), 0.0));
+  return spmd::maximum(spmd::minimum(spmd::minimum(a, b), c), 0.0) +
+         spmd::minimum(spmd::maximum(spmd::maximum(a, b), c), 0.0);
 }
 
-/// The desingularised velocity hq / h (KP2007 (2.17)): 0 where h = 0.
-template <class H, class Q>
-auto velocity(double eps, const H& h, const Q& hq) {
+/// The desingularised 1 / h of KP2007 (2.17), sqrt(2) h / sqrt(h^4 + max(h^4, eps)): 0 where
+/// h = 0; the velocity hq / h is hq times it.
+template <class H>
+auto inverse_depth(double eps, const H& h) {
   const auto h2 = h * h;
-  return std::sqrt(2.0) * h * hq / spmd::sqrt(h2 * h2 + spmd::maximum(h2 * h2, eps));
+  return std::sqrt(2.0) * h / spmd::sqrt(h2 * h2 + spmd::maximum(h2 * h2, eps));
 }
 
 /// The kernel names of each direction's statements (docs/profiling.md).
 struct Names {
-  spmd::Label slope[3], depth_e, depth_w, vel[4], speed_p, speed_m, flux[3], rhs[3];
+  spmd::Label slope[3], depth_e, depth_w, inv_e, inv_w, vel[4], speed_p, speed_m, inv_speed, flux[3], rhs[3];
   explicit Names(const char* d) {
     const auto l = [&](const char* what) { return spmd::label(std::string("swe::") + what + "[" + d + "]"); };
     const char* q[3] = {"w", "normal", "tangential"};
@@ -233,6 +240,9 @@ struct Names {
     }
     depth_e = l("face_depth_plus");
     depth_w = l("face_depth_minus");
+    inv_e = l("inverse_depth_plus");
+    inv_w = l("inverse_depth_minus");
+    inv_speed = l("inverse_speed_range");
     const char* v[4] = {"velocity_n_plus", "velocity_n_minus", "velocity_t_plus", "velocity_t_minus"};
     for (int k = 0; k < 4; ++k) vel[k] = l(v[k]);
     speed_p = l("speed_plus");
@@ -269,11 +279,13 @@ double fluxes(State& s, const D& d, const Grid& w, const Grid& qn, const Grid& q
   const auto hc = at(w, C) - at(s.Bc, C);
   spmd::assign(at(s.hE, C), spmd::where(he < 0.0, 0.0, spmd::where(hw < 0.0, 2 * hc, he)), k.depth_e);
   spmd::assign(at(s.hW, C), spmd::where(hw < 0.0, 0.0, spmd::where(he < 0.0, 2 * hc, hw)), k.depth_w);
-  // Face velocities, desingularised.
-  spmd::assign(at(s.uE, C), velocity(s.eps, at(s.hE, C), at(qn, C) + at(s.sn, C) / 2), k.vel[0]);
-  spmd::assign(at(s.uW, C), velocity(s.eps, at(s.hW, C), at(qn, C) - at(s.sn, C) / 2), k.vel[1]);
-  spmd::assign(at(s.vE, C), velocity(s.eps, at(s.hE, C), at(qt, C) + at(s.st, C) / 2), k.vel[2]);
-  spmd::assign(at(s.vW, C), velocity(s.eps, at(s.hW, C), at(qt, C) - at(s.st, C) / 2), k.vel[3]);
+  // Face velocities, desingularised: the face momentum times the desingularised 1 / h.
+  spmd::assign(at(s.iE, C), inverse_depth(s.eps, at(s.hE, C)), k.inv_e);
+  spmd::assign(at(s.iW, C), inverse_depth(s.eps, at(s.hW, C)), k.inv_w);
+  spmd::assign(at(s.uE, C), (at(qn, C) + at(s.sn, C) / 2) * at(s.iE, C), k.vel[0]);
+  spmd::assign(at(s.uW, C), (at(qn, C) - at(s.sn, C) / 2) * at(s.iW, C), k.vel[1]);
+  spmd::assign(at(s.vE, C), (at(qt, C) + at(s.st, C) / 2) * at(s.iE, C), k.vel[2]);
+  spmd::assign(at(s.vW, C), (at(qt, C) - at(s.st, C) / 2) * at(s.iW, C), k.vel[3]);
   // The faces F: the minus side is the east face of cell i - 1 (read shifted: its halo), the plus
   // side the west face of cell i.
   s.along(d).exchange(s.hE, s.uE, s.vE);
@@ -285,21 +297,16 @@ double fluxes(State& s, const D& d, const Grid& w, const Grid& qn, const Grid& q
   spmd::assign(at(s.am, F), spmd::minimum(spmd::minimum(up - spmd::sqrt(g * hp), um - spmd::sqrt(g * hm)), 0.0),
                k.speed_m);
   const auto ap = at(s.ap, F), am = at(s.am, F);
-  spmd::assign(at(s.Hw, F),
-               spmd::where(ap - am > 0.0, (ap * (hm * um) - am * (hp * up) + ap * am * (hp - hm)) / (ap - am), 0.0),
-               k.flux[0]);
+  spmd::assign(at(s.rd, F), spmd::where(ap - am > 0.0, 1.0 / (ap - am), 0.0), k.inv_speed);  // 0: both sides dry
+  const auto rd = at(s.rd, F);
+  spmd::assign(at(s.Hw, F), (ap * (hm * um) - am * (hp * up) + ap * am * (hp - hm)) * rd, k.flux[0]);
   spmd::assign(at(s.Hn, F),
-               spmd::where(ap - am > 0.0,
-                           (ap * (hm * um * um + 0.5 * g * hm * hm) - am * (hp * up * up + 0.5 * g * hp * hp) +
-                            ap * am * (hp * up - hm * um)) /
-                               (ap - am),
-                           0.0),
+               (ap * (hm * um * um + 0.5 * g * hm * hm) - am * (hp * up * up + 0.5 * g * hp * hp) +
+                ap * am * (hp * up - hm * um)) *
+                   rd,
                k.flux[1]);
-  spmd::assign(
-      at(s.Ht, F),
-      spmd::where(ap - am > 0.0,
-                  (ap * (hm * um * vm) - am * (hp * up * vp) + ap * am * (hp * vp - hm * vm)) / (ap - am), 0.0),
-      k.flux[2]);
+  spmd::assign(at(s.Ht, F), (ap * (hm * um * vm) - am * (hp * up * vp) + ap * am * (hp * vp - hm * vm)) * rd,
+               k.flux[2]);
   const double fastest = speed ? spmd::max(spmd::maximum(ap, -am)) / dh : 0.0;
   // The right-hand side at the cells I: flux differences (the east face read shifted: its halo)
   // and the source term -g h dB/dx.

@@ -14,9 +14,9 @@ central-upwind scheme for the Saint-Venant system":
   limiter with parameter theta (1 <= theta <= 2);
 - face depths corrected for positivity (a face depth below 0 is set to 0 and the cell's other
   face to twice the cell's depth, which keeps the cell's mass);
-- velocities desingularised for dry and nearly dry cells: u = sqrt(2) h (hu) / sqrt(h^4 +
-  max(h^4, eps)), eps = dx^4, and the face momentum recomputed as h u;
-- central-upwind fluxes with the one-sided local speeds a+ = max(u+ + sqrt(g h+), u- + sqrt(g h-),
+- velocities desingularised for dry and nearly dry cells: u = (hu) sqrt(2) h / sqrt(h^4 +
+  max(h^4, eps)), eps = dx^4 (the face momentum in the fluxes is then h u);
+- central-upwind fluxes (times 1 / (a+ - a-), 0 where both sides are dry) with the one-sided local speeds a+ = max(u+ + sqrt(g h+), u- + sqrt(g h-),
   0), a- = min(u+ - sqrt(g h+), u- - sqrt(g h-), 0), the well-balanced source term
   -g h dB/dx with h the mean of the cell's two face depths;
 - the second-order strong-stability-preserving Runge-Kutta step (SSP-RK2, Heun), with
@@ -104,7 +104,8 @@ class Grid:
         self.dw, self.dhu, self.dhv = z(), z(), z()  # the right-hand side
         self.sw, self.shu, self.shv = z(), z(), z()  # limited slopes (one direction at a time)
         self.hE, self.hW, self.uE, self.uW, self.vE, self.vW = z(), z(), z(), z(), z(), z()  # face values
-        self.ap, self.am = z(), z()  # one-sided local speeds at the faces
+        self.iE, self.iW = z(), z()  # desingularised 1 / h at the faces
+        self.ap, self.am, self.rd = z(), z(), z()  # one-sided local speeds at the faces, 1 / (a+ - a-)
         self.Hw, self.Hn, self.Ht = z(), z(), z()  # fluxes of w, normal and tangential momentum
 
 
@@ -149,15 +150,16 @@ def mirror_faces(b, d):
 
 
 def minmod(a, b, c):
-    """The minmod of three: the smallest in magnitude when all have one sign, else 0."""
-    return np.where((a > 0) & (b > 0) & (c > 0), np.minimum(np.minimum(a, b), c),
-                    np.where((a < 0) & (b < 0) & (c < 0), np.maximum(np.maximum(a, b), c), 0.0))
+    """The minmod of three: the smallest in magnitude when all have one sign, else 0 (the smallest
+    when it is positive, plus the largest when it is negative: at most one term is nonzero)."""
+    return np.maximum(np.minimum(np.minimum(a, b), c), 0.0) + np.minimum(np.maximum(np.maximum(a, b), c), 0.0)
 
 
-def velocity(grid, h, hq):
-    """The desingularised velocity hq / h (KP2007 (2.17)): 0 where h = 0."""
+def inverse_depth(grid, h):
+    """The desingularised 1 / h of KP2007 (2.17), sqrt(2) h / sqrt(h^4 + max(h^4, eps)): 0 where
+    h = 0; the velocity hq / h is hq times it."""
     h2 = h * h
-    return math.sqrt(2.0) * h * hq / np.sqrt(h2 * h2 + np.maximum(h2 * h2, grid.eps))
+    return math.sqrt(2.0) * h / np.sqrt(h2 * h2 + np.maximum(h2 * h2, grid.eps))
 
 
 def fluxes(grid, d, w, qn, qt, B, dn, dt_, first, theta, dh):
@@ -175,24 +177,26 @@ def fluxes(grid, d, w, qn, qt, B, dn, dt_, first, theta, dh):
     hc = w[at(C)] - g.Bc[at(C)]
     g.hE[at(C)] = np.where(he < 0, 0.0, np.where(hw < 0, 2 * hc, he))
     g.hW[at(C)] = np.where(hw < 0, 0.0, np.where(he < 0, 2 * hc, hw))
-    # Face velocities, desingularised.
-    g.uE[at(C)] = velocity(g, g.hE[at(C)], qn[at(C)] + g.shu[at(C)] / 2)
-    g.uW[at(C)] = velocity(g, g.hW[at(C)], qn[at(C)] - g.shu[at(C)] / 2)
-    g.vE[at(C)] = velocity(g, g.hE[at(C)], qt[at(C)] + g.shv[at(C)] / 2)
-    g.vW[at(C)] = velocity(g, g.hW[at(C)], qt[at(C)] - g.shv[at(C)] / 2)
+    # Face velocities, desingularised: the face momentum times the desingularised 1 / h.
+    g.iE[at(C)] = inverse_depth(g, g.hE[at(C)])
+    g.iW[at(C)] = inverse_depth(g, g.hW[at(C)])
+    g.uE[at(C)] = (qn[at(C)] + g.shu[at(C)] / 2) * g.iE[at(C)]
+    g.uW[at(C)] = (qn[at(C)] - g.shu[at(C)] / 2) * g.iW[at(C)]
+    g.vE[at(C)] = (qt[at(C)] + g.shv[at(C)] / 2) * g.iE[at(C)]
+    g.vW[at(C)] = (qt[at(C)] - g.shv[at(C)] / 2) * g.iW[at(C)]
     # The faces F: the minus side is the east face of cell i - 1, the plus side the west face of i.
     hm, um, vm = g.hE[at(M1)], g.uE[at(M1)], g.vE[at(M1)]
     hp, up, vp = g.hW[at(P0)], g.uW[at(P0)], g.vW[at(P0)]
     g.ap[at(F)] = np.maximum(np.maximum(up + np.sqrt(G * hp), um + np.sqrt(G * hm)), 0.0)
     g.am[at(F)] = np.minimum(np.minimum(up - np.sqrt(G * hp), um - np.sqrt(G * hm)), 0.0)
     ap, am = g.ap[at(F)], g.am[at(F)]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        g.Hw[at(F)] = np.where(ap - am > 0, (ap * (hm * um) - am * (hp * up) + ap * am * (hp - hm)) / (ap - am), 0.0)
-        g.Hn[at(F)] = np.where(ap - am > 0, (ap * (hm * um * um + 0.5 * G * hm * hm) - am *
-                                             (hp * up * up + 0.5 * G * hp * hp) + ap * am * (hp * up - hm * um)) /
-                               (ap - am), 0.0)
-        g.Ht[at(F)] = np.where(ap - am > 0, (ap * (hm * um * vm) - am * (hp * up * vp) + ap * am *
-                                             (hp * vp - hm * vm)) / (ap - am), 0.0)
+    with np.errstate(divide="ignore"):  # 1 / 0 where both sides are dry: not taken
+        g.rd[at(F)] = np.where(ap - am > 0, 1.0 / (ap - am), 0.0)
+    rd = g.rd[at(F)]
+    g.Hw[at(F)] = (ap * (hm * um) - am * (hp * up) + ap * am * (hp - hm)) * rd
+    g.Hn[at(F)] = (ap * (hm * um * um + 0.5 * G * hm * hm) - am * (hp * up * up + 0.5 * G * hp * hp) +
+                   ap * am * (hp * up - hm * um)) * rd
+    g.Ht[at(F)] = (ap * (hm * um * vm) - am * (hp * up * vp) + ap * am * (hp * vp - hm * vm)) * rd
     # The right-hand side at the cells I: flux differences and the source term -g h dB/dx.
     cells = (I, I)
     rw = -(g.Hw[at(E)] - g.Hw[at(W)]) / dh
