@@ -110,11 +110,12 @@ def check_problem(problem, runs, n=N):
           f"count (crc32 {crcs.pop()})", flush=True)
 
 
-check_problem("gaussian", [(1, []), (2, []), (2, ["--grid", "2,1"]), (3, ["--grid", "1,3"]), (4, [])])
-check_problem("dambreak", [(1, []), (3, ["--grid", "3,1"]), (4, ["--grid", "1,4"])])
-check_problem("lake", [(1, []), (2, ["--grid", "1,2"]), (4, [])])
+# Rank counts and grids spread over the problems (the 3- and 4-rank runs are the slow ones on a
+# busy machine: one message round per halo exchange, 10 per step, and 2 reductions).
+check_problem("gaussian", [(1, []), (2, []), (3, ["--grid", "1,3"]), (4, [])])
+check_problem("dambreak", [(1, []), (2, ["--grid", "2,1"]), (4, ["--grid", "1,4"])])
+check_problem("lake", [(1, []), (2, ["--grid", "1,2"]), (3, ["--grid", "3,1"])])
 # Blocks of 3 rows or columns (12 = 8 cells + 4 ghosts over 4 ranks): each wall's outer ghost
 # layer mirrors a cell of the next rank, read from the halo.
 check_problem("gaussian", [(1, []), (4, ["--grid", "1,4"]), (4, ["--grid", "4,1"])], n=8)
-check_problem("lake", [(1, []), (4, ["--grid", "4,1"])], n=8)
 print("swe: all checks passed")
