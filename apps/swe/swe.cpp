@@ -32,9 +32,9 @@
 // 3 arrays per stage. The halo is 3 wide, so that the outer ghost layer reads the third cell in
 // place; when a block at a wall holds fewer than 4 rows or columns, the walls read cells of
 // another rank and the state is exchanged (3 layers) before them too. Nothing in the time loop
-// allocates, builds a plan or moves data but the halo exchanges and two max reductions per step. The operation order is
-// NumPy's, so the values are NumPy's to roundoff (bit for bit at one rank on CPUs when libm's exp equals NumPy's), and
-// the same bits at every rank count.
+// allocates, builds a plan or moves data but the halo exchanges and two max reductions per step.
+// The operation order is NumPy's, so the values are NumPy's to roundoff (bit for bit on CPUs where
+// libm's exp equals NumPy's: the initial hump), and the same bits at every rank count.
 //
 // Problems: gaussian (a Gaussian hump of water over a hill and a slope), dambreak (a circular
 // column of water released onto a dry flat bed: dry and nearly dry cells), lake (a lake at rest
