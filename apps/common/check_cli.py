@@ -32,19 +32,24 @@ SMALL = {
     "stencil": ["--n", "14", "--steps", "6"],
     "cfd": ["--nx", "11", "--ny", "9", "--nit", "2", "--steps", "5", "--perturb", "0.1"],
     "cg_solver": ["--problem", "poisson2d", "--n", "12", "--tol", "1e-10"],
+    "swe": ["--n", "12", "--steps", "6"],
 }[app]
-NUMBER = {"heat": "--n", "stencil": "--n", "cfd": "--nx", "cg_solver": "--n"}[app]
+NUMBER = {"heat": "--n", "stencil": "--n", "cfd": "--nx", "cg_solver": "--n", "swe": "--n"}[app]
 HUGE = {
     "heat": ["--n", "1048576", "--steps", "1"],
     "stencil": ["--n", "1048576", "--steps", "1"],
     "cfd": ["--nx", "16777216", "--ny", "16777216", "--steps", "1"],
     "cg_solver": ["--problem", "poisson3d", "--n", "1073741824"],
+    "swe": ["--n", "16777216", "--steps", "1"],
 }[app]
 FAILING = {
     "heat": (["--check-error", "1e-30"], E["check_failed"], "exceeds --check-error"),
     "stencil": None,  # its checks fail only for a non-finite state: check_restart_safety.py (NaN state)
     "cfd": (["--perturb", "1e200"], E["check_failed"], "non-finite"),
     "cg_solver": (["--check-error", "1e-300"], E["check_failed"], "exceeds --check-error"),
+    # --cfl 1 is beyond the scheme's stability bound: the depth reaches 0, the positivity clamp
+    # adds water, and the mass check fails.
+    "swe": (["--cfl", "1", "--steps", "200"], E["check_failed"], "the mass changed by"),
 }[app]
 
 

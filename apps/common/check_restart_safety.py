@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Restarts that cannot mix runs (docs/checkpointing.md#apps), for one app with checkpoints
-(heat, stencil, cfd, cg_solver), at 2 ranks:
+(heat, stencil, cfd, swe, cg_solver), at 2 ranks:
 
 - a restart whose problem option contradicts the checkpoint is refused, naming the option and
   both values; so is a step target before the checkpoint's step;
@@ -40,6 +40,7 @@ CASES = {
     "stencil": (["--n", "25", "--steps", "40", "--monitor", "0"], "--steps", "--n", "26", "grid"),
     "cfd": (["--nx", "19", "--ny", "13", "--nit", "3", "--steps", "39", "--perturb", "0.1", "--monitor", "0"],
             "--steps", "--nx", "21", "u"),
+    "swe": (["--n", "12", "--steps", "40", "--problem", "gaussian", "--monitor", "0"], "--steps", "--n", "13", "w"),
     "cg_solver": (["--problem", "poisson2d", "--n", "30", "--tol", "1e-12", "--max-iters", "500", "--monitor", "0"],
                   "--max-iters", "--n", "31", "x"),
 }
