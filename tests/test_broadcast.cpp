@@ -297,7 +297,7 @@ void DevicePaths() {
   k.point_items = true;
   k.flat_copies = true;
   k.multi_points = 4;
-  RowAgainstMatrix();  // rows, (1, m) and (m,)
+  RowAgainstMatrix();  // rows (m,) on two distributions
   ThreeD();            // (m, 1): step 0 along the last axis; (n, 1, k)
 }
 
