@@ -156,6 +156,23 @@ TEST(Audit, Reductions) {
   audit_tests::Reductions();
 }
 
+// ---- broadcasting -----------------------------------------------------------------------------
+// A broadcast operand of another shape on one rank only: a (1,) slice of the row where the others
+// pass all 6 elements. Both shapes broadcast to (4, 6), so every rank builds its expression and
+// reaches the plan, whose one gather sees the difference: the same error everywhere. (An operand
+// whose shape does not broadcast on one rank throws there when the expression is built, before
+// any collective, like the other assignment errors above.)
+
+TEST(Audit, Broadcast) {
+  auto a = spmd::ones<double>(world(), {4, 6});
+  auto c = spmd::zeros<double>(world(), {4, 6});
+  auto row = spmd::ones<double>(world(), {6});
+  auto part = [&] { return row(slice(0, bad() ? 1 : 6)); };
+  AUDIT(c = a - part());
+  AUDIT(spmd::sum(a - part()));
+  AUDIT(spmd::max(part() * a));
+}
+
 // ---- moving data ------------------------------------------------------------------------------
 
 TEST(Audit, Redistribute) {

@@ -11,7 +11,10 @@
 /// the functions abs, sqrt, exp, log, sin, cos, pow, minimum, maximum, where, `astype<U>` build an
 /// expression tree (plain structs holding the operands' handles); nothing runs until the
 /// expression is assigned (`view = expr`, `array = expr`, `a += expr`, spmd::assign) or reduced
-/// (reduce.hpp). Operands must have equal shapes; scalars broadcast. Element types follow NumPy's
+/// (reduce.hpp). Shapes broadcast with NumPy's rules (aligned at the last axes; extents equal or
+/// 1; `a - row`, `a - mean(a, axis(0), keepdims)`), and the destination of an assignment must
+/// have the broadcast shape; shapes that do not broadcast are a collective spmd::Error naming
+/// them ("operands could not be broadcast together with shapes (4, 6) (5,)"). Element types follow NumPy's
 /// rules for Python scalars (a scalar takes the array's type unless it is floating and the
 /// array integral); `/` between integers divides as doubles.
 ///
@@ -29,6 +32,11 @@
 ///          the destination, then read in place. Plans and temporaries are cached in the
 ///          destination array (at most 16 per array, least recently used dropped), so a loop
 ///          that repeats an assignment builds and allocates nothing after its first pass;
+///        - broadcast: an operand of another shape (fewer axes, or extent 1 where the expression
+///          is longer): an impl::BroadcastPlan (cached like the moves) brings this rank exactly
+///          the part of it that J reads (index 0 along its extent-1 axes, J's range along the
+///          others) into a compact buffer, which the kernel reads with address step 0 along the
+///          broadcast axes;
 ///        - error: a shift along a kept axis wider than a nonzero halo there (the halo was
 ///          meant for this read and is too narrow) is a collective spmd::Error;
 ///   3. if the destination's storage is also read at other positions (a stencil update in
@@ -240,13 +248,12 @@ auto where(const C& cond, const A& a, const B& b) {
   using NC = impl::node_t<C>;
   using NA = impl::node_t<A>;
   using NB = impl::node_t<B>;
-  static_assert(impl::same_ranks<NC, NA, NB>(), "spmd::where: operands have different numbers of axes");
   using R = typename impl::promote<NA, NB>::type;
   const NC c = impl::as_node(cond);
   const NA x = impl::as_node(a);
   const NB y = impl::as_node(b);
   constexpr int rank = impl::WhereExpr<R, NC, NA, NB>::rank;
-  return impl::WhereExpr<R, NC, NA, NB>{c, x, y, impl::common_shape<rank>("where", c, x, y)};
+  return impl::WhereExpr<R, NC, NA, NB>{c, x, y, impl::broadcast_shape<rank>("where", c, x, y)};
 }
 
 template <class T, int N, class M>

@@ -120,7 +120,7 @@ auto dot(const Exec& exec, const A& a, const B& b) {
   using V = impl::elem_of<decltype(a * b)>;
   using Acc = std::conditional_t<std::is_same_v<V, bool>, index_t, V>;
   return impl::with_product(
-      a, b,
+      "spmd::dot", a, b,
       [&](const std::string& error) {
         impl::fail_reduction<impl::Combine::sum, Acc>(impl::reduction_comm("spmd::dot", impl::as_node(a)), error);
       },

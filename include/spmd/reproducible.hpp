@@ -240,7 +240,7 @@ double dot(Reproducible, const Exec& exec, const A& a, const B& b) {
   SPMD_CHECK_REDUCE_EXEC("spmd::dot(reproducible)");
   const char* fn = "spmd::dot(reproducible)";
   return impl::with_product(
-      a, b,
+      fn, a, b,
       [&](const std::string& error) {
         impl::ExactSums<1> none;
         impl::ExactRule<1>::init(none);

@@ -115,21 +115,24 @@ struct MapDev {
   KOKKOS_FORCEINLINE_FUNCTION auto operator()(const index_t i) const { return f(a(i)); }
 };
 
-/// A generator (GenExpr) on this rank: the value at local point k is f(origin + k), origin the
-/// index of the box's first point in the expression's coordinates.
-template <class F, int M>
+/// A generator (GenExpr, N axes) on this rank, in an expression of M >= N axes: the value at
+/// local point k is f(origin + keep * k'), k' the last N axes of k (a generator's axes align with
+/// the expression's last ones), origin the generator index of the box's first point, and keep 0
+/// along a generator axis of extent 1 (broadcast: index 0 throughout), 1 otherwise.
+template <class F, int N, int M>
 struct GenDev {
   F f;
-  Kokkos::Array<index_t, M> origin;
+  Kokkos::Array<index_t, N> origin;
+  Kokkos::Array<index_t, N> keep;
   template <bool Contig, class K>
   KOKKOS_FORCEINLINE_FUNCTION GenDev row(const K& k) const {
-    GenDev r{f, origin};
-    for (int d = 0; d < M - 1; ++d) r.origin[d] += k[d];
+    GenDev r{f, origin, keep};
+    for (int i = 0; i < N - 1; ++i) r.origin[i] += keep[i] * k[M - N + i];
     return r;
   }
   KOKKOS_FORCEINLINE_FUNCTION auto operator()(const index_t i) const {
-    Kokkos::Array<index_t, M> g = origin;
-    g[M - 1] += i;
+    Kokkos::Array<index_t, N> g = origin;
+    g[N - 1] += keep[N - 1] * i;
     return f(g);
   }
 };

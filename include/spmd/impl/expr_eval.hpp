@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "spmd/impl/broadcast_plan.hpp"
 #include "spmd/impl/expr_device.hpp"
 #include "spmd/impl/expr_nodes.hpp"
 #include "spmd/impl/kernels.hpp"
@@ -49,8 +50,8 @@ template <class S, int M, std::size_t K>
 ScalarDev<S> bind(const ScalarExpr<S>& e, Binding<M, K>&) {
   return ScalarDev<S>{e.value};
 }
-template <class T, int M, int N, class Mem, std::size_t K>
-TermDev<T, M> bind(const ArrayView<T, M, N, Mem>&, Binding<M, K>& b) {
+template <class T, int Mo, int N, class Mem, int M, std::size_t K>
+TermDev<T, M> bind(const ArrayView<T, Mo, N, Mem>&, Binding<M, K>& b) {  // Mo < M: a broadcast operand
   const Source<M>& s = b.sources[b.next++];
   return TermDev<T, M>{static_cast<const T*>(s.data), s.coef};
 }
@@ -78,9 +79,14 @@ auto bind(const MapExpr<F, A>& e, Binding<M, K>& b) {
   return MapDev<F, decltype(a)>{e.f, a};
 }
 template <class F, class T, int N, int M, std::size_t K>
-GenDev<F, M> bind(const GenExpr<F, T, N>& e, Binding<M, K>& b) {
-  static_assert(N == M, "spmd: a generator has another number of axes than the expression");
-  return GenDev<F, M>{e.f, b.origin};
+GenDev<F, N, M> bind(const GenExpr<F, T, N>& e, Binding<M, K>& b) {
+  static_assert(N <= M, "spmd: a generator has more axes than the expression");
+  GenDev<F, N, M> g{e.f, {}, {}};
+  for (int i = 0; i < N; ++i) {
+    g.keep[i] = e.shape()[i] == 1 ? 0 : 1;  // broadcast along an axis of extent 1
+    g.origin[i] = g.keep[i] * b.origin[M - N + i];
+  }
+  return g;
 }
 
 /// Where `a`'s elements at parent indices sel(box.lo + k) lie in this rank's storage (LayoutRight,
@@ -182,8 +188,9 @@ template <Combine C, class Acc>
 
 // ---- classification and the cache of moves ------------------------------------------------------
 
-/// How an operand is read: in place (its own block and halo) or moved into a temporary.
-enum class Access { direct, moved };
+/// How an operand is read: in place (its own block and halo), moved into a temporary, or (an
+/// operand of another shape that broadcasts) its needed part brought into a buffer.
+enum class Access { direct, moved, broadcast };
 
 /// A cached move: the plan that copies an operand's selection into the target's layout, and the
 /// temporary it fills (when the operand is read through one).
@@ -200,6 +207,21 @@ struct MoveEntry : CachedMove {
   std::unique_ptr<RegionPlan<To, No, M, Mem, Nd>> plan;
   Array<To, Nd, Mem> temp;       // made on first use as an operand's temporary
   const void* source = nullptr;  // the array the temporary was last filled from (its identity)
+};
+
+/// A cached broadcast: the plan that brings the part of a broadcast operand (parent on `from`,
+/// selection `sel`, shape `oshape`) this rank reads when evaluating over the target (parent on
+/// `to`, selection `ts`, shape `tshape`) into the plan's buffer.
+template <class To, int No, int Mo, class Mem, int Nd, int M>
+struct BroadcastEntry : CachedMove {
+  Distribution<No> from;
+  Selection<No, Mo> sel;
+  Index<Mo> oshape{};
+  Distribution<Nd> to;
+  Selection<Nd, M> ts;
+  Index<M> tshape{};
+  std::unique_ptr<BroadcastPlan<To, No, Mo, Mem>> plan;
+  const void* source = nullptr;  // the array the buffer was last filled from (its identity)
 };
 
 /// Per-array state of the expression module (impl::expr_slot).
@@ -262,6 +284,69 @@ MoveEntry<To, No, M, Mem, Nd>& find_move(ExprState<Td, Mem>& st, const Array<Td,
   e->used = st.clock;
   if (st.moves.size() >= ExprState<Td, Mem>::max_moves) {
     // drop the least recently used entry, never one the current assignment reads
+    std::size_t oldest = st.moves.size();
+    for (std::size_t i = 0; i < st.moves.size(); ++i)
+      if (st.moves[i]->used < st.epoch && (oldest == st.moves.size() || st.moves[i]->used < st.moves[oldest]->used))
+        oldest = i;
+    if (oldest < st.moves.size()) st.moves.erase(st.moves.begin() + static_cast<std::ptrdiff_t>(oldest));
+  }
+  st.moves.push_back(std::move(e));
+  return static_cast<E&>(*st.moves.back());
+}
+
+/// The operand indices of an operand of shape `oshape` (aligned with the last axes of the
+/// target's M) that the target box `box` reads: index 0 along an operand axis of extent 1, the
+/// box's range along the others; empty when the box is. Local.
+template <int Mo, int M>
+Box<Mo> broadcast_need(const std::common_type_t<Index<Mo>>& oshape, const Box<M>& box) {
+  Box<Mo> need;
+  if (box.empty()) return need;
+  for (int i = 0; i < Mo; ++i) {
+    const int k = M - Mo + i;
+    need.lo[i] = oshape[i] == 1 ? 0 : box.lo[k];
+    need.hi[i] = oshape[i] == 1 ? 1 : box.hi[k];
+  }
+  return need;
+}
+
+/// The cached broadcast of operand `src` for the target (parent `target`, selection ts, shape
+/// tshape, this rank's box `box`), built on first use (collective over the target's
+/// communicator; the key holds replicated data only, so every rank hits and misses alike). An
+/// entry serves one array per assignment, as in find_move (`source`, `filled`). Collective.
+template <class To, int Mo, int No, class Mem, class Td, int Nd, int M>
+BroadcastEntry<To, No, Mo, Mem, Nd, M>& find_broadcast(ExprState<Td, Mem>& st, const Array<Td, Nd, Mem>& target,
+                                                       const ArrayView<To, Mo, No, Mem>& src,
+                                                       const Selection<Nd, M>& ts,
+                                                       const std::common_type_t<Index<M>>& tshape, const Box<M>& box,
+                                                       const char* fn, const void* source, bool* filled) {
+  using E = BroadcastEntry<To, No, Mo, Mem, Nd, M>;
+  ++st.clock;
+  *filled = false;
+  for (auto& m : st.moves) {
+    auto* e = dynamic_cast<E*>(m.get());
+    if (!e || !(e->from == src.parent().distribution()) || !same_selection(e->sel, src.selection()) ||
+        !(e->oshape == src.shape()) || !(e->to == target.distribution()) || !same_selection(e->ts, ts) ||
+        !(e->tshape == tshape))
+      continue;
+    const bool claimed = e->used >= st.epoch;  // by an earlier operand of this assignment
+    if (claimed && e->source != source) continue;
+    *filled = claimed;
+    e->used = st.clock;
+    e->source = source;
+    return *e;
+  }
+  auto e = std::make_unique<E>();
+  e->source = source;
+  e->from = src.parent().distribution();
+  e->sel = src.selection();
+  e->oshape = src.shape();
+  e->to = target.distribution();
+  e->ts = ts;
+  e->tshape = tshape;
+  e->plan = std::make_unique<BroadcastPlan<To, No, Mo, Mem>>(
+      target.comm(), e->from, e->sel, e->oshape, broadcast_need<Mo>(e->oshape, box), Backend::automatic, fn);
+  e->used = st.clock;
+  if (st.moves.size() >= ExprState<Td, Mem>::max_moves) {
     std::size_t oldest = st.moves.size();
     for (std::size_t i = 0; i < st.moves.size(); ++i)
       if (st.moves[i]->used < st.epoch && (oldest == st.moves.size() || st.moves[i]->used < st.moves[oldest]->used))
@@ -399,6 +484,28 @@ void launch_lagged(const Exec& exec, ExprState<T, Mem>& st, const DstDev<T, M>& 
     run(k);
 }
 
+/// How a broadcast operand `o` (of another shape than the target's `tshape`, which it must
+/// broadcast to) is read: through a BroadcastPlan's buffer. From replicated data only. Throws
+/// the collective errors of a null operand, another communicator, or a shape that does not
+/// broadcast to the target's (an expression's shape is always one its operands broadcast to;
+/// this guards the reduction anchor).
+template <int M, class To, int Mo, int No, class Mem, class Td, int Nd, class Name>
+Access classify_broadcast(const char* fn, const ArrayView<To, Mo, No, Mem>& o, const Array<Td, Nd, Mem>& tp,
+                          const std::common_type_t<Index<M>>& tshape, const Name& target_name) {
+  static_assert(Mo <= M, "spmd: an operand has more axes than the expression");
+  const auto& op = o.parent();
+  if (op.is_null()) throw Error(str(fn, ": operand is a null array"), true);
+  if (!congruent(op.comm(), tp.comm()))
+    throw Error(str(fn, ": operand ", o.describe(), " lives on another communicator than ", target_name(),
+                    " (use spmd::redistribute to move it first)"),
+                true);
+  if (!broadcasts_to(o.shape(), tshape))
+    throw Error(str(fn, ": operand ", o.describe(), " of shape ", np_shape_str(o.shape()),
+                    " does not broadcast to the shape ", np_shape_str(tshape), " of ", target_name()),
+                true);
+  return Access::broadcast;
+}
+
 /// Whether an operand read in place also reads the written storage at other positions, and how
 /// far along view axis 0 (in view indices).
 struct Alias {
@@ -418,7 +525,17 @@ Binding<M, terminal_count<E>::value> resolve(const Exec& exec, const char* fn, c
   constexpr std::size_t K = terminal_count<E>::value;
   std::array<Access, (K > 0 ? K : 1)> how{};
   std::size_t counted = 0;
-  auto classify_one = [&](const auto& o) { how[counted++] = classify(fn, o, tp, ts, target_name); };
+  auto classify_one = [&](const auto& o) {
+    using O = std::decay_t<decltype(o)>;
+    if constexpr (O::rank != M) {
+      how[counted++] = classify_broadcast<M>(fn, o, tp, tshape, target_name);
+    } else {
+      if (o.shape() == tshape)
+        how[counted++] = classify(fn, o, tp, ts, target_name);
+      else
+        how[counted++] = classify_broadcast<M>(fn, o, tp, tshape, target_name);
+    }
+  };
   visit_terminals(e, classify_one);  // all verdicts first: an error leaves nothing half done
   Binding<M, K> b;
   for (int d = 0; d < M; ++d) b.origin[d] = box.lo[d];
@@ -426,7 +543,24 @@ Binding<M, terminal_count<E>::value> resolve(const Exec& exec, const char* fn, c
   st.epoch = st.clock + 1;
   std::size_t t = 0;
   auto resolve_one = [&](const auto& o) {
-    if (how[t++] == Access::direct) {
+    using O = std::decay_t<decltype(o)>;
+    constexpr int Mo = O::rank;
+    const Access verdict = how[t++];
+    if (verdict == Access::broadcast) {
+      const Region region("spmd::expr::broadcast");
+      bool filled = false;
+      auto& m = find_broadcast(st, tp, o, ts, tshape, box, fn, &expr_slot(o.parent()), &filled);
+      if (!filled) m.plan->apply(exec, o.parent());
+      // the buffer holds the needed box compactly; address step 0 along broadcast axes
+      Source<M> src;
+      src.data = m.plan->data();
+      for (int i = 0; i < Mo; ++i) src.coef[M - Mo + i] = o.shape()[i] == 1 ? 0 : m.plan->dcoef()[i];
+      b.push(src);
+      return;
+    }
+    if constexpr (Mo != M) {
+      return;  // not reached: an operand of another rank always broadcasts
+    } else if (verdict == Access::direct) {
       b.push(source_of(o.parent(), halo_selection(o.parent().distribution(), o.selection(), ts), box));
       if constexpr (std::is_same_v<std::decay_t<decltype(o.parent())>, Array<Td, Nd, Mem>>) {
         const auto* mine = tp.local_with_halo().data();
@@ -442,15 +576,15 @@ Binding<M, terminal_count<E>::value> resolve(const Exec& exec, const char* fn, c
             }
         }
       }
-      return;
+    } else {
+      const Region region("spmd::expr::move");
+      bool filled = false;
+      auto& m = find_move(st, tp, o, ts, fn, &expr_slot(o.parent()), &filled);
+      using Tmp = std::decay_t<decltype(m.temp)>;
+      if (m.temp.is_null()) m.temp = Tmp(tp.distribution(), Label{"spmd::expr::moved"}, Init::none);
+      if (!filled) m.plan->apply(exec, m.temp, o.parent());
+      b.push(source_of(m.temp, ts, box));
     }
-    const Region region("spmd::expr::move");
-    bool filled = false;
-    auto& m = find_move(st, tp, o, ts, fn, &expr_slot(o.parent()), &filled);
-    using Tmp = std::decay_t<decltype(m.temp)>;
-    if (m.temp.is_null()) m.temp = Tmp(tp.distribution(), Label{"spmd::expr::moved"}, Init::none);
-    if (!filled) m.plan->apply(exec, m.temp, o.parent());
-    b.push(source_of(m.temp, ts, box));
   };
   visit_terminals(e, resolve_one);
   return b;
@@ -521,13 +655,11 @@ void assign_expr(const Exec& exec, const ArrayView<Td, M, Nd, Mem>& dst, const E
   launch_assign(exec, "spmd::expr::copy_back", out, TermDev<Td, M>{st.scratch.data(), cc}, box, d.coef[M - 1] == 1);
 }
 
-/// Binds `e` for a reduction on this rank (its first operand's layout is the reference) and
-/// calls run(src, box, contiguous, anchor). Collective (moves may communicate).
-template <class Exec, class E, class Run>
-auto bind_for_reduction(const Exec& exec, const char* fn, const E& e, const Run& run) {
-  static_assert(E::rank > 0, "spmd: reductions take an array, a view or an expression");
-  const auto& anchor = first_terminal(e);
-  using Anchor = std::decay_t<decltype(anchor)>;
+/// Binds `e` for a reduction on this rank against the array operand `anchor` (of e's shape: its
+/// layout is the reference) and calls run(src, box, contiguous, anchor). Collective (moves may
+/// communicate).
+template <class Exec, class E, class Anchor, class Run>
+auto bind_to_anchor(const Exec& exec, const char* fn, const E& e, const Anchor& anchor, const Run& run) {
   const auto& tp = anchor.parent();
   if (tp.is_null()) throw Error(str(fn, ": operand is a null array"), true);
   const Box<Anchor::rank> box = anchor.owned();
@@ -539,6 +671,54 @@ auto bind_for_reduction(const Exec& exec, const char* fn, const E& e, const Run&
   Kokkos::Array<index_t, Anchor::rank> unit{};
   unit[Anchor::rank - 1] = 1;
   return run(src, box, contiguous(b, unit), anchor);
+}
+
+/// Binds `e` for a reduction on this rank and calls run(src, box, contiguous, anchor): the
+/// anchor is the first array operand of e's whole shape (the first operand, unless it is
+/// broadcast). When every array operand is broadcast (a column plus a row), the anchor is a new
+/// array of e's shape on an automatic distribution that lends its layout only: its storage (of
+/// bytes, uninitialised) is never read, and the plans made for it are not kept. Collective.
+template <class Exec, class E, class Run>
+auto bind_for_reduction(const Exec& exec, const char* fn, const E& e, const Run& run) {
+  static_assert(E::rank > 0, "spmd: reductions take an array, a view or an expression");
+  constexpr int M = E::rank;
+  const auto& first = first_terminal(e);
+  using First = std::decay_t<decltype(first)>;
+  if constexpr (First::rank == M) {
+    if (first.shape() == e.shape()) return bind_to_anchor(exec, fn, e, first, run);
+  }
+  using Mem = typename First::memory_space;
+  using Layout = ArrayView<char, M, M, Mem>;
+  using Result = decltype(bind_to_anchor(exec, fn, e, std::declval<const Layout&>(), run));
+  constexpr bool none = std::is_void_v<Result>;
+  std::optional<std::conditional_t<none, int, Result>> result;
+  bool found = false;
+  auto try_one = [&](const auto& o) {
+    if constexpr (std::decay_t<decltype(o)>::rank == M) {
+      if (found || !(o.shape() == e.shape())) return;
+      found = true;
+      if constexpr (none) {
+        bind_to_anchor(exec, fn, e, o, run);
+        result.emplace(0);
+      } else {
+        result.emplace(bind_to_anchor(exec, fn, e, o, run));
+      }
+    }
+  };
+  visit_terminals(e, try_one);
+  if (!found) {
+    if (first.parent().is_null()) throw Error(str(fn, ": operand is a null array"), true);
+    const Array<char, M, Mem> layout(Distribution<M>(first.comm(), e.shape()), Label{"spmd::reduce::layout"},
+                                     Init::none);
+    if constexpr (none) {
+      bind_to_anchor(exec, fn, e, view_of(layout), run);
+      fence(exec, "spmd::reduce: broadcast plans released");  // they go with `layout`
+    } else {
+      result.emplace(bind_to_anchor(exec, fn, e, view_of(layout), run));
+      fence(exec, "spmd::reduce: broadcast plans released");
+    }
+  }
+  if constexpr (!none) return std::move(*result);
 }
 
 /// A collective error for a reduction without identity over a zero-size operand.
@@ -591,18 +771,28 @@ Acc reduce_expr(const Exec& exec, const char* fn, const char* label, const E& e,
   return combine_ranks<C>(comm, local, error);
 }
 
-/// f(a * b); when building a * b is an error on this rank (the operand shapes differ), fail(message)
+/// f(a * b) for `fn` (a dot product: a and b must have one shape, no broadcasting); when the
+/// shapes differ on this rank, or building a * b is an error there, fail(message)
 /// instead, which takes part in the reduction's combine with the error and throws the agreed
 /// spmd::Error (fail_reduction), so that ranks that saw no error are not left waiting. Collective.
 template <class A, class B, class Fail, class F>
-auto with_product(const A& a, const B& b, const Fail& fail, const F& f) {
+auto with_product(const char* fn, const A& a, const B& b, const Fail& fail, const F& f) {
   using E = decltype(a * b);
   std::optional<E> e;
   std::string error;
-  try {
-    e.emplace(a * b);
-  } catch (const Error& x) {
-    error = x.what();
+  using NA = node_t<A>;
+  using NB = node_t<B>;
+  bool same = NA::rank == NB::rank;
+  if constexpr (NA::rank == NB::rank) same = as_node(a).shape() == as_node(b).shape();
+  if (!same) {
+    error = str(fn, ": operand shapes ", shape_str(as_node(a).shape()), " and ", shape_str(as_node(b).shape()),
+                " differ (dot takes operands of one shape; it does not broadcast)");
+  } else {
+    try {
+      e.emplace(a * b);
+    } catch (const Error& x) {
+      error = x.what();
+    }
   }
   if (!e) {
     fail(error);

@@ -227,52 +227,75 @@ using floating_t = std::conditional_t<std::is_floating_point_v<V>, V, double>;
 template <class T>
 using real_t = std::conditional_t<std::is_floating_point_v<T>, T, double>;
 
-/// The shape of the operands of rank > 0 (all equal, else a collective spmd::Error naming them;
-/// the message is built only then: expressions are built in hot loops).
+/// A shape as NumPy prints it: (4, 6), (5,). Local.
+template <class C>
+std::string np_shape_str(const C& c) {
+  std::string s = "(";
+  bool first = true;
+  for (const auto& v : c) {
+    s += (first ? "" : ", ") + std::to_string(v);
+    first = false;
+  }
+  return s + (c.size() == 1 ? ",)" : ")");
+}
+
+/// The broadcast shape (NumPy's rules) of the operands of rank > 0, with R axes: shapes are
+/// aligned at their last axes, missing leading axes count as 1, and along each axis the extents
+/// must be equal or 1 (an extent 1 stretches; 0 with 1 gives 0). Otherwise a collective
+/// spmd::Error naming every shape, as NumPy's: "spmd::operator-: operands could not be broadcast
+/// together with shapes (4, 6) (5,)" (the message is built only then: expressions are built in
+/// hot loops; shapes are replicated, so every rank that builds the expression throws it). Local.
 template <int R, class... X>
-Index<R> common_shape(const char* fn, const X&... x) {
+Index<R> broadcast_shape(const char* fn, const X&... x) {
   Index<R> shape{};
-  bool have = false, bad = false;
+  for (int k = 0; k < R; ++k) shape[k] = 1;
+  bool bad = false;
   auto one = [&](const auto& e) {
-    if constexpr (std::decay_t<decltype(e)>::rank > 0) {
-      if (have && !(e.shape() == shape)) bad = true;
-      if (!have) shape = e.shape();
-      have = true;
+    constexpr int r = std::decay_t<decltype(e)>::rank;
+    if constexpr (r > 0) {
+      static_assert(r <= R, "spmd: an operand has more axes than the expression");
+      const auto& s = e.shape();
+      for (int i = 0; i < r; ++i) {
+        const int k = R - r + i;
+        const index_t n = s[i];
+        if (n == 1) continue;
+        if (shape[k] == 1)
+          shape[k] = n;
+        else if (shape[k] != n)
+          bad = true;
+      }
     }
   };
   (one(x), ...);
   if (bad) {
     std::string shapes;
     auto name = [&](const auto& e) {
-      if constexpr (std::decay_t<decltype(e)>::rank > 0)
-        shapes += (shapes.empty() ? "" : " and ") + shape_str(e.shape());
+      if constexpr (std::decay_t<decltype(e)>::rank > 0) shapes += " " + np_shape_str(e.shape());
     };
     (name(x), ...);
-    throw Error(str("spmd::", fn, ": operand shapes ", shapes,
-                    " differ (operands must have equal shapes; only scalars broadcast)"),
-                true);
+    throw Error(str("spmd::", fn, ": operands could not be broadcast together with shapes", shapes), true);
   }
   return shape;
 }
 
-/// True when the operands of rank > 0 all have one rank (scalars have rank 0).
-template <class... X>
-constexpr bool same_ranks() {
-  constexpr int ranks[] = {X::rank...};
-  int rank = 0;
-  for (const int r : ranks) {
-    if (r == 0) continue;
-    if (rank > 0 && r != rank) return false;
-    rank = r;
+/// True when an operand of shape `s` broadcasts to `shape` (NumPy: aligned at the last axes,
+/// each extent equal or 1). Local.
+template <class S, class Shape>
+bool broadcasts_to(const S& s, const Shape& shape) {
+  constexpr int R = static_cast<int>(std::tuple_size<S>::value), M = static_cast<int>(std::tuple_size<Shape>::value);
+  if constexpr (R > M) {
+    return false;
+  } else {
+    for (int i = 0; i < R; ++i)
+      if (s[i] != 1 && s[i] != shape[M - R + i]) return false;
+    return true;
   }
-  return true;
 }
 
 template <BinOp Op, class A, class B>
 auto make_binary(const A& a, const B& b) {
   using NA = node_t<A>;
   using NB = node_t<B>;
-  static_assert(same_ranks<NA, NB>(), "spmd: operands have different numbers of axes (only scalars broadcast)");
   static_assert(compatible_spaces<NA, NB>(), "spmd: operands live in different memory spaces");
   using P = typename promote<NA, NB>::type;
   using R = std::conditional_t<Op == BinOp::land || Op == BinOp::lor, bool,
@@ -280,7 +303,7 @@ auto make_binary(const A& a, const B& b) {
   constexpr int rank = NA::rank > NB::rank ? NA::rank : NB::rank;
   const NA x = as_node(a);
   const NB y = as_node(b);
-  return BinaryExpr<Op, R, NA, NB>{x, y, common_shape<rank>(op_name(Op), x, y)};
+  return BinaryExpr<Op, R, NA, NB>{x, y, broadcast_shape<rank>(op_name(Op), x, y)};
 }
 
 template <UnOp Op, class R, class A>

@@ -32,6 +32,23 @@ inline Knobs& knobs() {
   return k;
 }
 
+/// Counts of things the library made, for tests that check a cache is used (a plan built once
+/// and reused). Local, not thread-safe.
+struct Counters {
+  /// Broadcast plans built (impl::BroadcastPlan: one per broadcast operand of an expression
+  /// shape, destination and operand slice; repeated evaluations reuse it).
+  long broadcast_plans = 0;
+  /// Points of broadcast operands this rank's plans bring per evaluation (the sizes of the
+  /// parts it reads, summed over the plans built).
+  long broadcast_points = 0;
+};
+
+/// The process-wide counters. Local.
+inline Counters& counters() {
+  static Counters c;
+  return c;
+}
+
 /// Restores the default switches when it goes out of scope (use in tests: RAII).
 struct KnobsGuard {
   Knobs saved = knobs();
