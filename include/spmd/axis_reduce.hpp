@@ -40,7 +40,7 @@ namespace spmd {
 /// it fixes the result's number of axes).
 template <int K>
 struct Axes {
-  std::array<int, K> list;
+  std::array<int, K> list;  ///< the axes as given (negative ones count from the end)
 };
 /// One axis (may be negative: -1 is the last). Local.
 inline Axes<1> axis(int a) {
@@ -88,9 +88,10 @@ struct AxisTypes {
 };
 }  // namespace impl
 
-// name(exec, x, axes) and name(exec, x, axes, keepdims), and the same on a default instance of
-// the operand's execution space; over every axis without keepdims the scalar of reduce.hpp (the
-// axes still checked).
+/// Defines one per-axis reduction `name` (rule C of map F into Acc, stored as Out, finished as
+/// Mo says): name(exec, x, axes) and name(exec, x, axes, keepdims), and the same on a default
+/// instance of the operand's execution space; over every axis without keepdims the scalar of
+/// reduce.hpp (the axes still checked). Undefined after use.
 #define SPMD_AXIS_REDUCTION(name, C, F, Acc, Out, Mo)                                                 \
   template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>           \
   auto name(const Exec& exec, const X& x, const Axes<K>& ax) {                                        \
