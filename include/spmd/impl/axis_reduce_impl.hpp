@@ -88,7 +88,59 @@ struct AxisPartial {
       }
     }
   }
+  /// The reduced points' row (p with p[N-1] = 0) of reduced point t of output point o.
+  KOKKOS_FORCEINLINE_FUNCTION Kokkos::Array<index_t, N> reduced_row(const Kokkos::Array<index_t, N>& o,
+                                                                    index_t t) const {
+    Kokkos::Array<index_t, N> p = o;
+    for (int d = N - 2; d >= 0; --d)
+      if (rext[d] != 1) {
+        p[d] = t % rext[d];
+        t /= rext[d];
+      }
+    p[N - 1] = 0;
+    return p;
+  }
   KOKKOS_INLINE_FUNCTION void operator()(const Kokkos::Array<index_t, N>& k, const index_t lo, const index_t hi) const {
+    if (!last_reduced && hi - lo > 1) {
+      // A host row chunk of output points, the last axis kept: stream each reduced row once,
+      // contiguously, folding into the chunk's results in place (they stay in cache). (Point
+      // by point, each output point would walk its own column: one cache line per value.)
+      Kokkos::Array<index_t, N> o = k;
+      o[N - 1] = lo;
+      index_t at = 0;
+      for (int d = 0; d < N; ++d) at = at * oext[d] + o[d];
+      Acc* res = out + at - lo;  // res[i]: output point i of the row
+      for (index_t i = lo; i < hi; ++i) R::init(res[i]);
+      index_t t = 0;
+      if (!center) {
+        // four rows at a time: one load and one store of each result per four values (the
+        // values are loaded first: the compiler cannot know that the rows and results differ)
+        for (; t + 4 <= outer; t += 4) {
+          const auto r0 = src.template row<Contig>(reduced_row(o, t));
+          const auto r1 = src.template row<Contig>(reduced_row(o, t + 1));
+          const auto r2 = src.template row<Contig>(reduced_row(o, t + 2));
+          const auto r3 = src.template row<Contig>(reduced_row(o, t + 3));
+          for (index_t i = lo; i < hi; ++i) {
+            const auto v0 = r0(i), v1 = r1(i), v2 = r2(i), v3 = r3(i);
+            Acc r = res[i];
+            add(r, v0, Acc(0));
+            add(r, v1, Acc(0));
+            add(r, v2, Acc(0));
+            add(r, v3, Acc(0));
+            res[i] = r;
+          }
+        }
+      }
+      for (; t < outer; ++t) {
+        const auto row = src.template row<Contig>(reduced_row(o, t));
+        if (center) {
+          for (index_t i = lo; i < hi; ++i) add(res[i], row(i), center[at - lo + i] / cdiv);
+        } else {
+          for (index_t i = lo; i < hi; ++i) add(res[i], row(i), Acc(0));
+        }
+      }
+      return;
+    }
     for (index_t i = lo; i < hi; ++i) {
       Kokkos::Array<index_t, N> o = k;
       o[N - 1] = i;
@@ -98,19 +150,28 @@ struct AxisPartial {
       Acc acc;
       R::init(acc);
       for (index_t t = 0; t < outer; ++t) {
-        Kokkos::Array<index_t, N> p = o;
-        index_t u = t;
-        for (int d = N - 2; d >= 0; --d)
-          if (rext[d] != 1) {
-            p[d] = u % rext[d];
-            u /= rext[d];
+        const auto row = src.template row<Contig>(reduced_row(o, t));
+        if (last_reduced) {
+          // four partial results: independent chains the CPU can overlap (and vectorise)
+          Acc a1, a2, a3;
+          R::init(a1);
+          R::init(a2);
+          R::init(a3);
+          const index_t m = rext[N - 1];
+          index_t j = 0;
+          for (; j + 4 <= m; j += 4) {
+            add(acc, row(j), c);
+            add(a1, row(j + 1), c);
+            add(a2, row(j + 2), c);
+            add(a3, row(j + 3), c);
           }
-        p[N - 1] = 0;
-        const auto row = src.template row<Contig>(p);
-        if (last_reduced)
-          for (index_t j = 0; j < rext[N - 1]; ++j) add(acc, row(j), c);
-        else
+          for (; j < m; ++j) add(acc, row(j), c);
+          R::join(a1, a3);
+          R::join(acc, a2);
+          R::join(acc, a1);
+        } else {
           add(acc, row(i), c);
+        }
       }
       out[at] = acc;
     }
