@@ -239,6 +239,12 @@ void ArgMinMax() {
         all_close(as_double(spmd::allgather(spmd::argmin(Kokkos::DefaultExecutionSpace(), -2.0 * a, spmd::axis(0)))),
                   ref_arg<2>(shape, neg, 0, true), 0.0),
         ("argmin(-2 a, axis 0)" + where).c_str());
+    // argmax of a bool mask: the first true along the axis (0 where none is)
+    std::vector<double> mask(ref.size());
+    for (std::size_t i = 0; i < ref.size(); ++i) mask[i] = ref[i] > 1.5 ? 1.0 : 0.0;
+    expect_all(all_close(as_double(spmd::allgather(spmd::argmax(a > 1.5, spmd::axis(0)))),
+                         ref_arg<2>(shape, mask, 0, false), 0.0),
+               ("argmax(a > 1.5, axis 0)" + where).c_str());
   }
   // 3-D on (1, p, 1): the middle axis cut, ties across ranks; a slice operand
   const Index<3> s3{3, 7, 4};

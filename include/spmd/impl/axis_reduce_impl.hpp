@@ -474,8 +474,11 @@ Array<index_t, E::rank, typename E::memory_space> arg_axis_keep(const Exec& exec
       fence(exec, "spmd::reduce (argmin/argmax per axis) before MPI_Gather");
       const bool root = group.rank() == 0;
       const std::size_t all = root ? static_cast<std::size_t>(n) * static_cast<std::size_t>(group.size()) : 0;
-      std::vector<V> gv(all);
-      std::vector<index_t> gi(all);
+      // (Views, not std::vector: argmax of a bool mask is common, and vector<bool> has no data())
+      Kokkos::View<V*, Kokkos::HostSpace> gv(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::reduce::arg_gv"),
+                                             all);
+      Kokkos::View<index_t*, Kokkos::HostSpace> gi(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::reduce::arg_gi"), all);
       const int count = static_cast<int>(n);
       SPMD_MPI_CHECK(MPI_Gather(hv.data(), count, mpi_type<V>(), gv.data(), count, mpi_type<V>(), 0, group.raw()), fn);
       SPMD_MPI_CHECK(
@@ -485,9 +488,9 @@ Array<index_t, E::rank, typename E::memory_space> arg_axis_keep(const Exec& exec
           for (index_t t = 0; t < n; ++t) {
             const std::size_t s =
                 static_cast<std::size_t>(r) * static_cast<std::size_t>(n) + static_cast<std::size_t>(t);
-            if (gi[s] >= 0 && arg_beats<Less>(gv[s], gi[s], hv(t), hi(t))) {
-              hv(t) = gv[s];
-              hi(t) = gi[s];
+            if (gi(s) >= 0 && arg_beats<Less>(gv(s), gi(s), hv(t), hi(t))) {
+              hv(t) = gv(s);
+              hi(t) = gi(s);
             }
           }
         Kokkos::deep_copy(exec, idx, hi);

@@ -264,7 +264,8 @@ auto piece_values(const SortedPiece<T>& piece) {
 /// communicator (balanced blocks: the input's), on `exec`. Collective.
 template <bool Keys, class Exec, class T, class Mem>
 auto sort_array(const Exec& exec, const char* fn, const char* label, const Array<T, 1, Mem>& x) {
-  static_assert(std::is_arithmetic_v<T>, "spmd::sort: keys must be of an arithmetic type");
+  static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>,
+                "spmd::sort / spmd::argsort: keys must be of an arithmetic type other than bool (astype<int> first)");
   static_assert(Kokkos::SpaceAccessibility<Exec, Mem>::accessible,
                 "spmd::sort: the execution space instance must be able to access the array");
   if (x.is_null()) throw Error(str(fn, ": operand is a null array"), true);
@@ -279,7 +280,8 @@ auto sort_array(const Exec& exec, const char* fn, const char* label, const Array
 /// distribution of their count over x's communicator, on `exec`. Collective.
 template <class Exec, class T, class Mem>
 Array<T, 1, Mem> unique_array(const Exec& exec, const char* fn, const Array<T, 1, Mem>& x) {
-  static_assert(std::is_arithmetic_v<T>, "spmd::unique: keys must be of an arithmetic type");
+  static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>,
+                "spmd::unique: keys must be of an arithmetic type other than bool (astype<int> first)");
   if (x.is_null()) throw Error(str(fn, ": operand is a null array"), true);
   const Region region("spmd::sort::unique");
   const Comm& comm = x.comm();
