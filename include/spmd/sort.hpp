@@ -15,8 +15,9 @@
 /// argsort(x) is NumPy's `argsort(x, kind="stable")` exactly and sort(x) is its value order.
 /// NaNs go last, as in NumPy; unique gives one NaN for all of them (np.unique's default
 /// equal_nan=True); -0.0 and 0.0 are equal keys. Keys: arithmetic element types other than
-/// bool. The local sort and the merge run on the host on every build (Kokkos 3.4 has no comparison sort): on a GPU the
-/// block is copied to a host mirror and the result back (see docs/api/sort.md). An operand that
+/// bool. The local sort and the merge run on the host on every build (Kokkos 3.4 has no
+/// comparison sort): on a GPU the block is copied to a host mirror and the result back (see
+/// docs/api/sort.md). An operand that
 /// is a view or an expression is copied into a new array first. Errors (a null array, host memory
 /// exhausted on some rank, a bucket larger than an MPI message) are agreed: the same
 /// spmd::Error on every rank.
