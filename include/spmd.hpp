@@ -23,6 +23,7 @@
 #include "spmd/reduce.hpp"
 #include "spmd/axis_reduce.hpp"
 #include "spmd/scan.hpp"
+#include "spmd/sort.hpp"
 #include "spmd/shape.hpp"
 #include "spmd/random.hpp"
 #include "spmd/creation.hpp"

@@ -1,7 +1,8 @@
 // Per-axis reductions (axis_reduce.hpp) against a serial reference computed here: sum, prod,
 // min, max, mean, count_nonzero, any_of, all_of over one axis, several, negative axes, with and
 // without keepdims, of arrays, slices and expressions, 2-D and 3-D, on several process grids and
-// halos; element types; the scalar form over all axes; bad axes as collective errors.
+// halos; element types; the scalar form over all axes; argmin / argmax along one axis (ties
+// across rank boundaries, NaNs, keepdims, 1-D); bad axes as collective errors.
 //
 //   the 2-D arrays are 9 x 8 (rows cut 3 | 3 | 3 at 3 ranks; a 2 x 2 grid at 4 ranks), also on
 //   the grids (1, p) and (p, 1); the 3-D arrays are 5 x 6 x 7 on the automatic grid and on
@@ -180,6 +181,96 @@ void ThreeDSlicesTypes() {
   EXPECT_EQ(spmd::sum(n), 66);
 }
 
+/// Serial argmin (Less) / argmax of `v` (row-major, `shape`) along `axis`: NumPy's first
+/// occurrence, and the first NaN when there is one; in row-major order of the kept axes.
+template <int N>
+std::vector<double> ref_arg(const Index<N>& shape, const std::vector<double>& v, int axis, bool less) {
+  Index<N> oshape = shape;
+  oshape[axis] = 1;
+  std::vector<double> best(static_cast<std::size_t>(spmd::Box<N>{Index<N>{}, oshape}.size()), 0.0);
+  std::vector<index_t> at(best.size(), -1);
+  std::size_t t = 0;
+  spmd::for_each_index(spmd::Box<N>{Index<N>{}, shape}, [&](const Index<N>& g) {
+    index_t o = 0;
+    for (int a = 0; a < N; ++a) o = o * oshape[a] + (a == axis ? 0 : g[a]);
+    const double x = v[t++];
+    auto& b = best[std::size_t(o)];
+    auto& j = at[std::size_t(o)];
+    const bool take = j < 0 || (!std::isnan(b) && (std::isnan(x) || (less ? x < b : x > b)));
+    if (take) {
+      b = x;
+      j = g[axis];
+    }
+  });
+  return std::vector<double>(at.begin(), at.end());
+}
+
+void ArgMinMax() {
+  const int p = world().size();
+  // 2-D, 9 x 8: few distinct values, so the extremum of a column or row appears several times,
+  // in blocks of different ranks; column 3 and row 4 hold NaNs (the first NaN wins), column 5 is
+  // constant (index 0 on the first rank).
+  const Index<2> shape{9, 8};
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto ref = host_array<2>(shape, [&](const Index<2>& g) {
+    if (g[1] == 3 && (g[0] == 5 || g[0] == 7)) return nan;
+    if (g[0] == 4 && g[1] == 6) return nan;
+    if (g[1] == 5) return 1.0;
+    return double((g[0] * 5 + g[1] * 3 + 2) % 4);
+  });
+  for (const auto& d : {Distribution<2>(world(), shape), Distribution<2>(world(), shape, spmd::grid({p, 1})),
+                        Distribution<2>(world(), shape, spmd::grid({1, p}), spmd::halo(1))}) {
+    const auto a = from_host<2>(d, ref, -1e300);
+    const std::string where = " on " + d.describe();
+    for (int axis : {0, 1}) {
+      auto i0 = spmd::argmin(a, spmd::axis(axis));
+      static_assert(std::is_same_v<decltype(i0), Array<index_t, 1>>, "argmin gives index_t");
+      expect_all(all_close(as_double(spmd::allgather(i0)), ref_arg<2>(shape, ref, axis, true), 0.0),
+                 ("argmin axis " + std::to_string(axis) + where).c_str());
+      auto i1 = spmd::argmax(a, spmd::axis(axis - 2), spmd::keepdims);
+      EXPECT_EQ(i1.shape(), (axis == 0 ? Index<2>{1, 8} : Index<2>{9, 1}));
+      expect_all(all_close(as_double(spmd::allgather(i1)), ref_arg<2>(shape, ref, axis, false), 0.0),
+                 ("argmax axis " + std::to_string(axis - 2) + " keepdims" + where).c_str());
+    }
+    // of an expression (no NaN in -|a|: NaNs stay NaN) and on an execution space instance
+    std::vector<double> neg(ref.size());
+    for (std::size_t i = 0; i < ref.size(); ++i) neg[i] = -2.0 * ref[i];
+    expect_all(
+        all_close(as_double(spmd::allgather(spmd::argmin(Kokkos::DefaultExecutionSpace(), -2.0 * a, spmd::axis(0)))),
+                  ref_arg<2>(shape, neg, 0, true), 0.0),
+        ("argmin(-2 a, axis 0)" + where).c_str());
+    // argmax of a bool mask: the first true along the axis (0 where none is)
+    std::vector<double> mask(ref.size());
+    for (std::size_t i = 0; i < ref.size(); ++i) mask[i] = ref[i] > 1.5 ? 1.0 : 0.0;
+    expect_all(all_close(as_double(spmd::allgather(spmd::argmax(a > 1.5, spmd::axis(0)))),
+                         ref_arg<2>(shape, mask, 0, false), 0.0),
+               ("argmax(a > 1.5, axis 0)" + where).c_str());
+  }
+  // 3-D on (1, p, 1): the middle axis cut, ties across ranks; a slice operand
+  const Index<3> s3{3, 7, 4};
+  const auto r3 = host_array<3>(s3, [](const Index<3>& g) { return double((g[0] + 2 * g[1] + 3 * g[2]) % 3); });
+  const auto b = from_host<3>(Distribution<3>(world(), s3, spmd::grid({1, p, 1})), r3);
+  expect_all(all_close(as_double(spmd::allgather(spmd::argmax(b, spmd::axis(1)))), ref_arg<3>(s3, r3, 1, false), 0.0),
+             "argmax of 3-D, axis 1");
+  const Index<3> v3{3, 6, 4};
+  const auto rv =
+      host_array<3>(v3, [&](const Index<3>& g) { return r3[std::size_t((g[0] * 7 + g[1] + 1) * 4 + g[2])]; });
+  expect_all(
+      all_close(
+          as_double(spmd::allgather(spmd::argmin(b(spmd::all, spmd::slice(1, spmd::none), spmd::all), spmd::axis(1)))),
+          ref_arg<3>(v3, rv, 1, true), 0.0),
+      "argmin of a slice, axis 1");
+  // 1-D: the index itself on every rank; ties across rank boundaries (the minimum 0 at 3, 7, 11)
+  std::vector<double> r1(13);
+  for (std::size_t i = 0; i < r1.size(); ++i) r1[i] = double((i + 1) % 4);
+  const auto c = from_host<1>(Distribution<1>(world(), {13}), r1);
+  const index_t m = spmd::argmin(c, spmd::axis(0));
+  const index_t x = spmd::argmax(c, spmd::axis(-1));
+  expect_all(m == 3 && x == 2, "argmin / argmax of 1-D");
+  auto k = spmd::argmax(c, spmd::axis(0), spmd::keepdims);
+  expect_all(k.shape() == Index<1>{1} && spmd::allgather(k) == std::vector<index_t>{2}, "argmax of 1-D keepdims");
+}
+
 void Errors() {
   auto a = spmd::zeros<double>(world(), {4, 5});
   SPMD_EXPECT_COLLECTIVE_ERROR(spmd::sum(a, spmd::axis(2)), "axis 2 is out of bounds for an operand of shape {4, 5}");
@@ -187,6 +278,9 @@ void Errors() {
   SPMD_EXPECT_COLLECTIVE_ERROR(spmd::sum(a, spmd::axes(1, -1), spmd::keepdims), "named twice");
   auto z = spmd::zeros<double>(world(), {0, 3});
   SPMD_EXPECT_COLLECTIVE_ERROR(spmd::max(z, spmd::axis(0)), "zero-size reduction");
+  SPMD_EXPECT_COLLECTIVE_ERROR(spmd::argmin(a, spmd::axis(2)), "spmd::argmin: axis 2 is out of bounds");
+  SPMD_EXPECT_COLLECTIVE_ERROR(spmd::argmax(a, spmd::axis(-3), spmd::keepdims), "spmd::argmax: axis -3 is out");
+  SPMD_EXPECT_COLLECTIVE_ERROR(spmd::argmin(z, spmd::axis(0)), "attempt to get argmin of an empty sequence");
   auto s = spmd::sum(z, spmd::axis(0));  // NumPy: zeros of shape (3,)
   expect_all(all_close(spmd::allgather(s), {0.0, 0.0, 0.0}, 0.0), "sum over a zero-length axis");
 }
@@ -198,6 +292,9 @@ TEST(AxisReduce, TwoD) {
 }
 TEST(AxisReduce, ThreeDSlicesTypes) {
   axis_tests::ThreeDSlicesTypes();
+}
+TEST(AxisReduce, ArgMinMax) {
+  axis_tests::ArgMinMax();
 }
 TEST(AxisReduce, Errors) {
   axis_tests::Errors();

@@ -1,12 +1,13 @@
 #pragma once
 /// \file axis_reduce.hpp
 /// Reductions over some axes (NumPy's `axis=` argument): sum, prod, min, max, mean, var, std,
-/// any_of, all_of and count_nonzero of an Array, a slice or an expression, returning a distributed
-/// array of the reduced shape:
+/// any_of, all_of and count_nonzero of an Array, a slice or an expression, and argmin / argmax
+/// along one axis, returning a distributed array of the reduced shape:
 ///
 ///   auto col = spmd::sum(a, spmd::axis(0));                  // np.sum(a, axis=0): shape (m,)
 ///   auto m = spmd::mean(u * u, spmd::axes(0, 2));            // np.mean(u * u, axis=(0, 2))
 ///   auto k = spmd::max(a, spmd::axis(-1), spmd::keepdims);   // keepdims=True: shape (n, 1)
+///   auto i = spmd::argmax(a, spmd::axis(0));                 // np.argmax(a, axis=0): index_t
 ///
 /// All Collective over the operand's communicator. Each rank folds its own block along the
 /// reduced axes (one kernel of the kernel layer, no temporary for an expression), then the ranks
@@ -21,7 +22,8 @@
 /// an axis out of range or named twice is an spmd::Error on every rank, naming the shape, as is
 /// min or max over a zero-length axis. Element types as in reduce.hpp: sums of bool count
 /// (index_t), means of integers are double; any_of / all_of give bool, count_nonzero index_t.
-/// See docs/api/reduce.md.
+/// argmin / argmax give index_t global indices along the axis, NumPy's first occurrence (and
+/// first NaN), combined across ranks as (value, index) pairs. See docs/api/axis-reduce.md.
 
 #include <Kokkos_Core.hpp>
 
@@ -38,7 +40,7 @@ namespace spmd {
 /// it fixes the result's number of axes).
 template <int K>
 struct Axes {
-  std::array<int, K> list;
+  std::array<int, K> list;  ///< the axes as given (negative ones count from the end)
 };
 /// One axis (may be negative: -1 is the last). Local.
 inline Axes<1> axis(int a) {
@@ -49,8 +51,10 @@ template <class... I, std::enable_if_t<(std::is_integral_v<I> && ...), int> = 0>
 Axes<static_cast<int>(sizeof...(I))> axes(I... a) {
   return Axes<static_cast<int>(sizeof...(I))>{{static_cast<int>(a)...}};
 }
-/// Keep the reduced axes with extent 1 (NumPy's keepdims=True).
+/// The type of spmd::keepdims.
 struct KeepDims {};
+/// Keep the reduced axes with extent 1 (NumPy's keepdims=True): pass as the argument after the
+/// axes.
 inline constexpr KeepDims keepdims{};
 
 namespace impl {
@@ -84,16 +88,10 @@ struct AxisTypes {
 };
 }  // namespace impl
 
-// Each reduction, Collective (see the file comment):
-//   sum            0 along a zero-length axis; bool counts (index_t)
-//   prod           1 along a zero-length axis
-//   min, max       a zero-length reduced axis is an spmd::Error on every rank
-//   mean           double for integer elements; NaN along a zero-length axis (NumPy's value)
-//   count_nonzero  the number of nonzero (true) elements (index_t)
-//   any_of         np.any(x, axis): bool, false along a zero-length axis
-//   all_of         np.all(x, axis): bool, true along a zero-length axis
-// name(exec, x, axes) and name(exec, x, axes, keepdims); over every axis without keepdims the
-// scalar of reduce.hpp (the axes still checked).
+/// Defines one per-axis reduction `name` (rule C of map F into Acc, stored as Out, finished as
+/// Mo says): name(exec, x, axes) and name(exec, x, axes, keepdims), and the same on a default
+/// instance of the operand's execution space; over every axis without keepdims the scalar of
+/// reduce.hpp (the axes still checked). Undefined after use.
 #define SPMD_AXIS_REDUCTION(name, C, F, Acc, Out, Mo)                                                 \
   template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>           \
   auto name(const Exec& exec, const X& x, const Axes<K>& ax) {                                        \
@@ -113,22 +111,66 @@ struct AxisTypes {
     (void)sizeof(V);                                                                                  \
     return impl::axis_reduction<impl::Combine::C, impl::Map::F, Acc, Out, impl::Moment::Mo, true>(    \
         exec, "spmd::" #name, "spmd::reduce::" #name "_axis", x, ax);                                 \
+  }                                                                                                   \
+  template <class X, int K, impl::if_reducible<X> = 0>                                                \
+  auto name(const X& x, const Axes<K>& ax) {                                                          \
+    return name(impl::exec_of<X>(), x, ax);                                                           \
+  }                                                                                                   \
+  template <class X, int K, impl::if_reducible<X> = 0>                                                \
+  auto name(const X& x, const Axes<K>& ax, KeepDims k) {                                              \
+    return name(impl::exec_of<X>(), x, ax, k);                                                        \
   }
+
+///@{
+/// Sum over the axes `ax` (np.sum(x, axis=ax)): 0 along a zero-length axis; sums of bool count
+/// (index_t). With `keepdims` the reduced axes stay with extent 1. On `exec` (an instance of x's
+/// execution space) or a default instance. Over every axis without keepdims: the scalar sum.
+/// Collective.
 SPMD_AXIS_REDUCTION(sum, sum, value, typename impl::AxisTypes<V>::sum, typename impl::AxisTypes<V>::sum, none)
+///@}
+///@{
+/// Product over the axes (np.prod(x, axis=ax)): 1 along a zero-length axis; keepdims, exec and
+/// the scalar form as for sum. Collective.
 SPMD_AXIS_REDUCTION(prod, prod, value, V, V, none)
+///@}
+///@{
+/// Smallest element over the axes (np.min(x, axis=ax)); a zero-length reduced axis is an
+/// spmd::Error on every rank; keepdims, exec and the scalar form as for sum. Collective.
 SPMD_AXIS_REDUCTION(min, min, value, V, V, none)
+///@}
+///@{
+/// Largest element over the axes (np.max(x, axis=ax)); as min. Collective.
 SPMD_AXIS_REDUCTION(max, max, value, V, V, none)
+///@}
+///@{
+/// Mean over the axes (np.mean(x, axis=ax)): double for integer elements; NaN along a
+/// zero-length axis (NumPy's value); keepdims, exec and the scalar form as for sum. Collective.
 SPMD_AXIS_REDUCTION(mean, sum, value, typename impl::AxisTypes<V>::real, typename impl::AxisTypes<V>::real, mean)
+///@}
+///@{
+/// Number of nonzero (true) elements over the axes (np.count_nonzero(x, axis=ax)), index_t;
+/// keepdims, exec and the scalar form as for sum. Collective.
 SPMD_AXIS_REDUCTION(count_nonzero, sum, nonzero, index_t, index_t, none)
+///@}
+///@{
+/// np.any(x, axis=ax): bool, false along a zero-length axis; keepdims, exec and the scalar form
+/// as for sum. Collective.
 SPMD_AXIS_REDUCTION(any_of, sum, nonzero, index_t, bool, none)
+///@}
+///@{
+/// np.all(x, axis=ax): bool, true along a zero-length axis; keepdims, exec and the scalar form
+/// as for sum. Collective.
 SPMD_AXIS_REDUCTION(all_of, min, nonzero, int, bool, none)
+///@}
 #undef SPMD_AXIS_REDUCTION
 
+///@{
 /// Variance over the axes: the mean of (x - its mean)^2 with the sum divided by count - ddof
 /// (NumPy's var(x, axis, ddof)); two passes, the means shared within each group of ranks
 /// (MPI_Allreduce on the sub-communicator), then the squares folded and reduced. Floating result
-/// (double for integers). Over every axis without keepdims: the scalar, by the whole-array
-/// reductions. Collective.
+/// (double for integers). With `keepdims` the reduced axes stay with extent 1. Over every axis
+/// without keepdims: the scalar, by the whole-array reductions. On `exec` or a default instance.
+/// Collective.
 template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto var(const Exec& exec, const X& x, const Axes<K>& ax, index_t ddof = 0) {
   using R = impl::real_t<impl::elem_of<X>>;
@@ -149,8 +191,19 @@ auto var(const Exec& exec, const X& x, const Axes<K>& ax, KeepDims, index_t ddof
   return impl::axis_reduction<impl::Combine::sum, impl::Map::value, R, R, impl::Moment::var, true>(
       exec, "spmd::var", "spmd::reduce::var_axis", x, ax, ddof);
 }
-/// Standard deviation over the axes: the square root of var (same passes, same ddof).
-/// Collective.
+template <class X, int K, impl::if_reducible<X> = 0>
+auto var(const X& x, const Axes<K>& ax, index_t ddof = 0) {
+  return var(impl::exec_of<X>(), x, ax, ddof);
+}
+template <class X, int K, impl::if_reducible<X> = 0>
+auto var(const X& x, const Axes<K>& ax, KeepDims k, index_t ddof = 0) {
+  return var(impl::exec_of<X>(), x, ax, k, ddof);
+}
+///@}
+
+///@{
+/// Standard deviation over the axes: the square root of var (same passes, same ddof, keepdims
+/// and exec forms). Collective.
 template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto std(const Exec& exec, const X& x, const Axes<K>& ax, index_t ddof = 0) {
   using R = impl::real_t<impl::elem_of<X>>;
@@ -167,44 +220,91 @@ auto std(const Exec& exec, const X& x, const Axes<K>& ax, KeepDims, index_t ddof
   return impl::axis_reduction<impl::Combine::sum, impl::Map::value, R, R, impl::Moment::std, true>(
       exec, "spmd::std", "spmd::reduce::std_axis", x, ax, ddof);
 }
-
-// The same on a default instance of the operand's execution space.
-#define SPMD_AXIS_DEFAULT(name)                          \
-  template <class X, int K, impl::if_reducible<X> = 0>   \
-  auto name(const X& x, const Axes<K>& ax) {             \
-    return name(impl::exec_of<X>(), x, ax);              \
-  }                                                      \
-  template <class X, int K, impl::if_reducible<X> = 0>   \
-  auto name(const X& x, const Axes<K>& ax, KeepDims k) { \
-    return name(impl::exec_of<X>(), x, ax, k);           \
-  }
-SPMD_AXIS_DEFAULT(sum)
-SPMD_AXIS_DEFAULT(prod)
-SPMD_AXIS_DEFAULT(min)
-SPMD_AXIS_DEFAULT(max)
-SPMD_AXIS_DEFAULT(mean)
-SPMD_AXIS_DEFAULT(count_nonzero)
-SPMD_AXIS_DEFAULT(any_of)
-SPMD_AXIS_DEFAULT(all_of)
-SPMD_AXIS_DEFAULT(var)
-SPMD_AXIS_DEFAULT(std)
-// var and std with ddof on a default instance
 template <class X, int K, impl::if_reducible<X> = 0>
-auto var(const X& x, const Axes<K>& ax, index_t ddof) {
-  return var(impl::exec_of<X>(), x, ax, ddof);
-}
-template <class X, int K, impl::if_reducible<X> = 0>
-auto var(const X& x, const Axes<K>& ax, KeepDims k, index_t ddof) {
-  return var(impl::exec_of<X>(), x, ax, k, ddof);
-}
-template <class X, int K, impl::if_reducible<X> = 0>
-auto std(const X& x, const Axes<K>& ax, index_t ddof) {
+auto std(const X& x, const Axes<K>& ax, index_t ddof = 0) {
   return std(impl::exec_of<X>(), x, ax, ddof);
 }
 template <class X, int K, impl::if_reducible<X> = 0>
-auto std(const X& x, const Axes<K>& ax, KeepDims k, index_t ddof) {
+auto std(const X& x, const Axes<K>& ax, KeepDims k, index_t ddof = 0) {
   return std(impl::exec_of<X>(), x, ax, k, ddof);
 }
-#undef SPMD_AXIS_DEFAULT
+///@}
+
+namespace impl {
+/// argmin (Less) / argmax along one axis: the keepdims array, or the reduced axis dropped (a
+/// 1-D operand then gives the index itself, on every rank).
+template <bool Less, bool Keep, class Exec, class X>
+auto arg_axis(const Exec& exec, const char* fn, const char* label, const X& x, const Axes<1>& ax) {
+  const auto e = as_node(x);
+  constexpr int N = std::decay_t<decltype(e)>::rank;
+  const auto mask = axis_mask<N>(fn, ax.list, e.shape());
+  auto keep = arg_axis_keep<Less>(exec, fn, label, e, mask);
+  if constexpr (Keep) {
+    return keep;
+  } else if constexpr (N == 1) {
+    // shape {1}: the index is on rank 0 (it owns index 0)
+    index_t v = 0;
+    if (keep.owned().size() > 0) {
+      auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), keep.local_with_halo());
+      v = h(keep.halo()[0]);
+    }
+    return keep.comm().bcast(v, 0);
+  } else {
+    return drop_axes<1>(keep, mask);
+  }
+}
+}  // namespace impl
+
+///@{
+/// Index of the smallest element along one axis (np.argmin(x, axis=a)): an index_t array of the
+/// shape without that axis (with `keepdims`, extent 1 there; a 1-D operand without keepdims gives
+/// the index itself, on every rank), holding global indices along the axis; the first
+/// occurrence among equal values, and the first NaN when there is one (NumPy's rules), across
+/// rank boundaries too: each rank folds its block, the ranks along the axis gather their
+/// partial (value, index) blocks onto the first of them (MPI_Gather on a sub-communicator),
+/// which keeps the best. A zero-length axis, or an axis out of range, is an spmd::Error on
+/// every rank. On `exec` or a default instance of x's execution space. Collective.
+template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto argmin(const Exec& exec, const X& x, const Axes<1>& ax) {
+  SPMD_CHECK_REDUCE_EXEC("spmd::argmin");
+  return impl::arg_axis<true, false>(exec, "spmd::argmin", "spmd::reduce::argmin_axis", x, ax);
+}
+template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto argmin(const Exec& exec, const X& x, const Axes<1>& ax, KeepDims) {
+  SPMD_CHECK_REDUCE_EXEC("spmd::argmin");
+  return impl::arg_axis<true, true>(exec, "spmd::argmin", "spmd::reduce::argmin_axis", x, ax);
+}
+template <class X, impl::if_reducible<X> = 0>
+auto argmin(const X& x, const Axes<1>& ax) {
+  return argmin(impl::exec_of<X>(), x, ax);
+}
+template <class X, impl::if_reducible<X> = 0>
+auto argmin(const X& x, const Axes<1>& ax, KeepDims k) {
+  return argmin(impl::exec_of<X>(), x, ax, k);
+}
+///@}
+
+///@{
+/// Index of the largest element along one axis (np.argmax(x, axis=a)); as argmin (first
+/// occurrence, first NaN). Collective.
+template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto argmax(const Exec& exec, const X& x, const Axes<1>& ax) {
+  SPMD_CHECK_REDUCE_EXEC("spmd::argmax");
+  return impl::arg_axis<false, false>(exec, "spmd::argmax", "spmd::reduce::argmax_axis", x, ax);
+}
+template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
+auto argmax(const Exec& exec, const X& x, const Axes<1>& ax, KeepDims) {
+  SPMD_CHECK_REDUCE_EXEC("spmd::argmax");
+  return impl::arg_axis<false, true>(exec, "spmd::argmax", "spmd::reduce::argmax_axis", x, ax);
+}
+template <class X, impl::if_reducible<X> = 0>
+auto argmax(const X& x, const Axes<1>& ax) {
+  return argmax(impl::exec_of<X>(), x, ax);
+}
+template <class X, impl::if_reducible<X> = 0>
+auto argmax(const X& x, const Axes<1>& ax, KeepDims k) {
+  return argmax(impl::exec_of<X>(), x, ax, k);
+}
+///@}
 
 }  // namespace spmd

@@ -88,7 +88,59 @@ struct AxisPartial {
       }
     }
   }
+  /// The reduced points' row (p with p[N-1] = 0) of reduced point t of output point o.
+  KOKKOS_FORCEINLINE_FUNCTION Kokkos::Array<index_t, N> reduced_row(const Kokkos::Array<index_t, N>& o,
+                                                                    index_t t) const {
+    Kokkos::Array<index_t, N> p = o;
+    for (int d = N - 2; d >= 0; --d)
+      if (rext[d] != 1) {
+        p[d] = t % rext[d];
+        t /= rext[d];
+      }
+    p[N - 1] = 0;
+    return p;
+  }
   KOKKOS_INLINE_FUNCTION void operator()(const Kokkos::Array<index_t, N>& k, const index_t lo, const index_t hi) const {
+    if (!last_reduced && hi - lo > 1) {
+      // A host row chunk of output points, the last axis kept: stream each reduced row once,
+      // contiguously, folding into the chunk's results in place (they stay in cache). (Point
+      // by point, each output point would walk its own column: one cache line per value.)
+      Kokkos::Array<index_t, N> o = k;
+      o[N - 1] = lo;
+      index_t at = 0;
+      for (int d = 0; d < N; ++d) at = at * oext[d] + o[d];
+      Acc* res = out + at - lo;  // res[i]: output point i of the row
+      for (index_t i = lo; i < hi; ++i) R::init(res[i]);
+      index_t t = 0;
+      if (!center) {
+        // four rows at a time: one load and one store of each result per four values (the
+        // values are loaded first: the compiler cannot know that the rows and results differ)
+        for (; t + 4 <= outer; t += 4) {
+          const auto r0 = src.template row<Contig>(reduced_row(o, t));
+          const auto r1 = src.template row<Contig>(reduced_row(o, t + 1));
+          const auto r2 = src.template row<Contig>(reduced_row(o, t + 2));
+          const auto r3 = src.template row<Contig>(reduced_row(o, t + 3));
+          for (index_t i = lo; i < hi; ++i) {
+            const auto v0 = r0(i), v1 = r1(i), v2 = r2(i), v3 = r3(i);
+            Acc r = res[i];
+            add(r, v0, Acc(0));
+            add(r, v1, Acc(0));
+            add(r, v2, Acc(0));
+            add(r, v3, Acc(0));
+            res[i] = r;
+          }
+        }
+      }
+      for (; t < outer; ++t) {
+        const auto row = src.template row<Contig>(reduced_row(o, t));
+        if (center) {
+          for (index_t i = lo; i < hi; ++i) add(res[i], row(i), center[at - lo + i] / cdiv);
+        } else {
+          for (index_t i = lo; i < hi; ++i) add(res[i], row(i), Acc(0));
+        }
+      }
+      return;
+    }
     for (index_t i = lo; i < hi; ++i) {
       Kokkos::Array<index_t, N> o = k;
       o[N - 1] = i;
@@ -98,19 +150,28 @@ struct AxisPartial {
       Acc acc;
       R::init(acc);
       for (index_t t = 0; t < outer; ++t) {
-        Kokkos::Array<index_t, N> p = o;
-        index_t u = t;
-        for (int d = N - 2; d >= 0; --d)
-          if (rext[d] != 1) {
-            p[d] = u % rext[d];
-            u /= rext[d];
+        const auto row = src.template row<Contig>(reduced_row(o, t));
+        if (last_reduced) {
+          // four partial results: independent chains the CPU can overlap (and vectorise)
+          Acc a1, a2, a3;
+          R::init(a1);
+          R::init(a2);
+          R::init(a3);
+          const index_t m = rext[N - 1];
+          index_t j = 0;
+          for (; j + 4 <= m; j += 4) {
+            add(acc, row(j), c);
+            add(a1, row(j + 1), c);
+            add(a2, row(j + 2), c);
+            add(a3, row(j + 3), c);
           }
-        p[N - 1] = 0;
-        const auto row = src.template row<Contig>(p);
-        if (last_reduced)
-          for (index_t j = 0; j < rext[N - 1]; ++j) add(acc, row(j), c);
-        else
+          for (; j < m; ++j) add(acc, row(j), c);
+          R::join(a1, a3);
+          R::join(acc, a2);
+          R::join(acc, a1);
+        } else {
           add(acc, row(i), c);
+        }
       }
       out[at] = acc;
     }
@@ -273,6 +334,177 @@ Array<T, N - K, Mem> drop_axes(const Array<T, N, Mem>& keep, const std::common_t
     if (!mask[a]) shape[j++] = keep.shape()[a];
   }
   return spmd::copy(ArrayView<T, M, N, Mem>(keep, sel, shape));
+}
+
+}  // namespace spmd::impl
+
+namespace spmd::impl {
+
+/// True for a NaN (never for integers). Device-callable.
+template <class V>
+KOKKOS_FORCEINLINE_FUNCTION bool arg_is_nan(const V v) {
+  if constexpr (std::is_floating_point_v<V>)
+    return v != v;
+  else
+    return false;
+}
+
+/// NumPy's argmin (Less) / argmax choice: does (x at index i) beat the best so far (v at index
+/// j; j < 0: none yet)? The first NaN wins (NumPy propagates NaN), else the smaller (larger)
+/// value, else the lower index (first occurrence). Device-callable.
+template <bool Less, class V>
+KOKKOS_FORCEINLINE_FUNCTION bool arg_beats(const V x, const index_t i, const V v, const index_t j) {
+  if (j < 0) return true;
+  const bool xn = arg_is_nan(x), vn = arg_is_nan(v);
+  if (vn) return xn && i < j;
+  if (xn) return true;
+  return (Less ? x < v : x > v) || (x == v && i < j);
+}
+
+/// The local fold of a per-axis argmin/argmax: for each point of the output box (the operand's
+/// box with extent 1 along `axis`), the best value and its global index along the axis (-1 for
+/// an empty block along the axis). Body of for_box over the output box.
+template <bool Less, class V, class Src, int N, bool Contig>
+struct AxisArgPartial {
+  Src src;
+  V* val;                          // compact (row-major) over the output box oext
+  index_t* idx;                    // the same
+  Kokkos::Array<index_t, N> oext;  // the operand's box with extent 1 along the axis
+  int axis;
+  index_t len;  // the box's extent along the axis
+  index_t lo;   // the box's first global index along the axis
+  KOKKOS_INLINE_FUNCTION void operator()(const Kokkos::Array<index_t, N>& k, const index_t a, const index_t b) const {
+    for (index_t i = a; i < b; ++i) {
+      Kokkos::Array<index_t, N> o = k;
+      o[N - 1] = i;
+      index_t at = 0;
+      for (int d = 0; d < N; ++d) at = at * oext[d] + o[d];
+      V best{};
+      index_t where = -1;
+      for (index_t j = 0; j < len; ++j) {
+        Kokkos::Array<index_t, N> p = o;
+        p[axis] = j;
+        const index_t col = p[N - 1];
+        p[N - 1] = 0;
+        const auto row = src.template row<Contig>(p);
+        const V x = static_cast<V>(row(col));
+        if (arg_beats<Less>(x, lo + j, best, where)) {
+          best = x;
+          where = lo + j;
+        }
+      }
+      val[at] = best;
+      idx[at] = where;
+    }
+  }
+};
+
+/// argmin (Less) or argmax of e along the one axis in `mask` (global indices along it, first
+/// occurrence, NaN first), in NumPy's keepdims shape laid out as reduce_axes_keep's results, on
+/// `exec`. The ranks along the axis gather their partial blocks (values and indices) onto the
+/// one at grid coordinate 0 (MPI_Gather on the sub-communicator), which keeps the best of each.
+/// Collective over e's communicator.
+template <bool Less, class Exec, class E>
+Array<index_t, E::rank, typename E::memory_space> arg_axis_keep(const Exec& exec, const char* fn, const char* label,
+                                                                const E& e, const std::array<bool, E::rank>& mask) {
+  constexpr int N = E::rank;
+  using Mem = typename E::memory_space;
+  using V = typename E::value_type;
+  const auto& anchor = first_terminal(e);
+  using Anchor = std::decay_t<decltype(anchor)>;
+  if constexpr (Anchor::parent_type::rank != N) {
+    const auto whole = spmd::copy(e);  // the first operand drops axes of its array: a copy
+    return arg_axis_keep<Less>(exec, fn, label, view_of(whole), mask);
+  } else {
+    const auto& parent = anchor.parent();
+    if (!(parent.shape() == e.shape() && same_selection(anchor.selection(), Selection<N, N>::identity()))) {
+      const auto whole = spmd::copy(e);  // a slice: reduce a copy laid out on its own
+      return arg_axis_keep<Less>(exec, fn, label, view_of(whole), mask);
+    }
+    const Distribution<N>& d = parent.distribution();
+    int axis = 0;
+    Index<N> oshape{};
+    bool empty_out = false;
+    for (int a = 0; a < N; ++a) {
+      if (mask[a]) axis = a;
+      oshape[a] = mask[a] ? 1 : e.shape()[a];
+      empty_out = empty_out || oshape[a] == 0;
+    }
+    if (e.shape()[axis] == 0 && !empty_out)
+      throw Error(str(fn, ": attempt to get ", fn + 6, " of an empty sequence (axis ", axis, " of shape ",
+                      shape_str(e.shape()), " has length 0)"),
+                  true);
+    Array<index_t, N, Mem> out(
+        Distribution<N>(d.comm(), oshape, ProcessGrid{std::vector<int>(d.dims().begin(), d.dims().end())}),
+        Label{label}, Init::none);
+    const Box<N> box = d.owned();
+    Kokkos::Array<index_t, N> oext;
+    index_t n = 1;
+    for (int a = 0; a < N; ++a) {
+      oext[a] = mask[a] ? 1 : box.extent(a);
+      n *= oext[a];
+    }
+    const Comm group = axis_group(d, mask);
+    // MPI counts are int: agreed on the whole communicator (groups differ in block sizes)
+    d.comm().check(static_cast<double>(n) * group.size() <= 2147483647.0,
+                   str(fn, ": a partial block of ", n, " results x ", group.size(),
+                       " ranks is larger than MPI's int count (use more ranks across the kept axes)"));
+    Kokkos::View<V*, Mem> val(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::reduce::arg_values")),
+                              static_cast<std::size_t>(n));
+    Kokkos::View<index_t*, Mem> idx(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("spmd::reduce::arg_indices")),
+        static_cast<std::size_t>(n));
+    // (every rank binds: other operands of the expression may move)
+    bind_for_reduction(exec, fn, e, [&](const auto& src, const auto&, bool contig, const auto&) {
+      using Src = std::decay_t<decltype(src)>;
+      const auto items = BoxItems<N>::template make<Exec>(oext);
+      const index_t len = box.extent(axis), lo = box.lo[axis];
+      if (contig)
+        for_box(exec, label, items,
+                AxisArgPartial<Less, V, Src, N, true>{src, val.data(), idx.data(), oext, axis, len, lo});
+      else
+        for_box(exec, label, items,
+                AxisArgPartial<Less, V, Src, N, false>{src, val.data(), idx.data(), oext, axis, len, lo});
+    });
+    if (group.size() > 1 && n > 0) {
+      auto hv = Kokkos::create_mirror_view(Kokkos::HostSpace(), val);
+      auto hi = Kokkos::create_mirror_view(Kokkos::HostSpace(), idx);
+      Kokkos::deep_copy(exec, hv, val);
+      Kokkos::deep_copy(exec, hi, idx);
+      fence(exec, "spmd::reduce (argmin/argmax per axis) before MPI_Gather");
+      const bool root = group.rank() == 0;
+      const std::size_t all = root ? static_cast<std::size_t>(n) * static_cast<std::size_t>(group.size()) : 0;
+      // (Views, not std::vector: argmax of a bool mask is common, and vector<bool> has no data())
+      Kokkos::View<V*, Kokkos::HostSpace> gv(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::reduce::arg_gv"),
+                                             all);
+      Kokkos::View<index_t*, Kokkos::HostSpace> gi(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::reduce::arg_gi"), all);
+      const int count = static_cast<int>(n);
+      SPMD_MPI_CHECK(MPI_Gather(hv.data(), count, mpi_type<V>(), gv.data(), count, mpi_type<V>(), 0, group.raw()), fn);
+      SPMD_MPI_CHECK(
+          MPI_Gather(hi.data(), count, mpi_type<index_t>(), gi.data(), count, mpi_type<index_t>(), 0, group.raw()), fn);
+      if (root) {
+        for (int r = 1; r < group.size(); ++r)
+          for (index_t t = 0; t < n; ++t) {
+            const std::size_t s =
+                static_cast<std::size_t>(r) * static_cast<std::size_t>(n) + static_cast<std::size_t>(t);
+            if (gi(s) >= 0 && arg_beats<Less>(gv(s), gi(s), hv(t), hi(t))) {
+              hv(t) = gv(s);
+              hi(t) = gi(s);
+            }
+          }
+        Kokkos::deep_copy(exec, idx, hi);
+        fence(exec, "spmd::reduce (argmin/argmax per axis): staging released");
+      }
+    }
+    const index_t mine = out.owned().size();
+    if (mine > 0) {
+      const Kokkos::View<index_t*, Mem, Kokkos::MemoryUnmanaged> dst(out.local_with_halo().data(),
+                                                                     static_cast<std::size_t>(mine));
+      Kokkos::deep_copy(exec, dst, Kokkos::subview(idx, std::make_pair(index_t(0), mine)));
+    }
+    return out;
+  }
 }
 
 }  // namespace spmd::impl
