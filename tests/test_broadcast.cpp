@@ -18,7 +18,6 @@
 #include <spmd/axis_reduce.hpp>
 #include <spmd/creation.hpp>
 
-using spmd::all;
 using spmd::Array;
 using spmd::Distribution;
 using spmd::Index;
@@ -192,7 +191,7 @@ void ThreeD() {
     const auto want = zip(zip(ra, expand<1, 3>({7}, r7, shape), add), expand<3, 3>({5, 1, 7}, r517, shape), mul);
     expect_all(all_close(spmd::allgather(c), want, 1e-15), ("(a + (7,)) * (5, 1, 7)" + where).c_str());
     // a slice of a itself that keeps an axis of extent 1: a[:, :, 2:3] has shape (5, 6, 1)
-    c = a - a(all, all, slice(2, 3));
+    c = a - a(spmd::all, spmd::all, slice(2, 3));
     std::vector<double> plane(30);
     for (index_t i = 0; i < 30; ++i) plane[std::size_t(i)] = ra[std::size_t(i * 7 + 2)];
     expect_all(all_close(spmd::allgather(c), zip(ra, expand<3, 3>({5, 6, 1}, plane, shape), sub), 0),
@@ -222,7 +221,7 @@ void ViewsAndFusion() {
       expect_all(all_close(spmd::allgather(c), want, 1e-15), ("where/sqrt/exp with a row slice" + where).c_str());
       // a destination slice, and a column that is a slice: b[0:4, 3:4] against a[2:6, 1:7]
       c.fill(0.0);
-      c(slice(2, 6), slice(1, 7)) = a(slice(2, 6), slice(1, 7)) + b(all, slice(3, 4));
+      c(slice(2, 6), slice(1, 7)) = a(slice(2, 6), slice(1, 7)) + b(spmd::all, slice(3, 4));
       std::vector<double> w2(ra.size(), 0.0);
       for (index_t i = 2; i < 6; ++i)
         for (index_t j = 1; j < 7; ++j)
@@ -230,7 +229,7 @@ void ViewsAndFusion() {
       expect_all(all_close(spmd::allgather(c), w2, 0), ("slices" + where).c_str());
       // the row is the destination's own: NumPy evaluates as if into a temporary, so every row
       // subtracts the old a[2] (row 2 becomes 0)
-      a = a - a(2, all);
+      a = a - a(2, spmd::all);
       std::vector<double> old2(ra.begin() + 16, ra.begin() + 24);
       expect_all(all_close(spmd::allgather(a), zip(ra, expand<1, 2>({8}, old2, shape), sub), 0),
                  ("a = a - a[2]" + where).c_str());
