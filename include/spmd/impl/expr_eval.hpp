@@ -247,6 +247,39 @@ bool same_selection(const Selection<N, M>& a, const Selection<N, M>& b) {
   return a.start == b.start && a.step == b.step && a.map == b.map;
 }
 
+/// The expression cache's one lookup (find_move, find_broadcast): the entry of type E that
+/// `match` accepts and no earlier operand of the current assignment has claimed (unless for the
+/// same `source`; `*filled` then says its temporary is current), else a new one from `make`,
+/// dropping the least recently used entry the current assignment does not read when the cache
+/// is full. Collective when `make` is (the keys hold replicated data only).
+template <class E, class S, class Match, class Make>
+E& find_cached(S& st, const Match& match, const Make& make, const void* source, bool* filled) {
+  ++st.clock;
+  if (filled) *filled = false;
+  for (auto& m : st.moves) {
+    auto* e = dynamic_cast<E*>(m.get());
+    if (!e || !match(*e)) continue;
+    const bool claimed = e->used >= st.epoch;  // by an earlier operand of this assignment
+    if (claimed && !(source && e->source == source)) continue;
+    if (filled) *filled = claimed;
+    e->used = st.clock;
+    e->source = source;
+    return *e;
+  }
+  std::unique_ptr<E> e = make();
+  e->source = source;
+  e->used = st.clock;
+  if (st.moves.size() >= S::max_moves) {
+    std::size_t oldest = st.moves.size();
+    for (std::size_t i = 0; i < st.moves.size(); ++i)
+      if (st.moves[i]->used < st.epoch && (oldest == st.moves.size() || st.moves[i]->used < st.moves[oldest]->used))
+        oldest = i;
+    if (oldest < st.moves.size()) st.moves.erase(st.moves.begin() + static_cast<std::ptrdiff_t>(oldest));
+  }
+  st.moves.push_back(std::move(e));
+  return static_cast<E&>(*st.moves.back());
+}
+
 /// The cached move of `src` into the layout of `target` at selection dsel (built on first use:
 /// collective over the target's communicator; every rank looks up the same entries, because
 /// the key holds replicated data only). An entry serves one array per assignment: operands of
@@ -259,39 +292,21 @@ MoveEntry<To, No, M, Mem, Nd>& find_move(ExprState<Td, Mem>& st, const Array<Td,
                                          const ArrayView<To, M, No, Mem>& src, const Selection<Nd, M>& dsel,
                                          const char* fn, const void* source = nullptr, bool* filled = nullptr) {
   using E = MoveEntry<To, No, M, Mem, Nd>;
-  ++st.clock;
-  if (filled) *filled = false;
-  for (auto& m : st.moves) {
-    auto* e = dynamic_cast<E*>(m.get());
-    if (!e || !(e->from == src.parent().distribution()) || !same_selection(e->sel, src.selection()) ||
-        !same_selection(e->dsel, dsel) || !(e->extent == src.shape()))
-      continue;
-    const bool claimed = e->used >= st.epoch;  // by an earlier operand of this assignment
-    if (claimed && !(source && e->source == source)) continue;
-    if (filled) *filled = claimed;
-    e->used = st.clock;
-    e->source = source;
-    return *e;
-  }
-  auto e = std::make_unique<E>();
-  e->source = source;
-  e->from = src.parent().distribution();
-  e->sel = src.selection();
-  e->dsel = dsel;
-  e->extent = src.shape();
-  e->plan = std::make_unique<RegionPlan<To, No, M, Mem, Nd>>(target.comm(), e->from, e->sel, target.distribution(),
-                                                             dsel, e->extent, Backend::automatic, fn);
-  e->used = st.clock;
-  if (st.moves.size() >= ExprState<Td, Mem>::max_moves) {
-    // drop the least recently used entry, never one the current assignment reads
-    std::size_t oldest = st.moves.size();
-    for (std::size_t i = 0; i < st.moves.size(); ++i)
-      if (st.moves[i]->used < st.epoch && (oldest == st.moves.size() || st.moves[i]->used < st.moves[oldest]->used))
-        oldest = i;
-    if (oldest < st.moves.size()) st.moves.erase(st.moves.begin() + static_cast<std::ptrdiff_t>(oldest));
-  }
-  st.moves.push_back(std::move(e));
-  return static_cast<E&>(*st.moves.back());
+  const auto match = [&](const E& e) {
+    return e.from == src.parent().distribution() && same_selection(e.sel, src.selection()) &&
+           same_selection(e.dsel, dsel) && e.extent == src.shape();
+  };
+  const auto make = [&] {
+    auto e = std::make_unique<E>();
+    e->from = src.parent().distribution();
+    e->sel = src.selection();
+    e->dsel = dsel;
+    e->extent = src.shape();
+    e->plan = std::make_unique<RegionPlan<To, No, M, Mem, Nd>>(target.comm(), e->from, e->sel, target.distribution(),
+                                                               dsel, e->extent, Backend::automatic, fn);
+    return e;
+  };
+  return find_cached<E>(st, match, make, source, filled);
 }
 
 /// The operand indices of an operand of shape `oshape` (aligned with the last axes of the
@@ -320,41 +335,23 @@ BroadcastEntry<To, No, Mo, Mem, Nd, M>& find_broadcast(ExprState<Td, Mem>& st, c
                                                        const std::common_type_t<Index<M>>& tshape, const Box<M>& box,
                                                        const char* fn, const void* source, bool* filled) {
   using E = BroadcastEntry<To, No, Mo, Mem, Nd, M>;
-  ++st.clock;
-  *filled = false;
-  for (auto& m : st.moves) {
-    auto* e = dynamic_cast<E*>(m.get());
-    if (!e || !(e->from == src.parent().distribution()) || !same_selection(e->sel, src.selection()) ||
-        !(e->oshape == src.shape()) || !(e->to == target.distribution()) || !same_selection(e->ts, ts) ||
-        !(e->tshape == tshape))
-      continue;
-    const bool claimed = e->used >= st.epoch;  // by an earlier operand of this assignment
-    if (claimed && e->source != source) continue;
-    *filled = claimed;
-    e->used = st.clock;
-    e->source = source;
-    return *e;
-  }
-  auto e = std::make_unique<E>();
-  e->source = source;
-  e->from = src.parent().distribution();
-  e->sel = src.selection();
-  e->oshape = src.shape();
-  e->to = target.distribution();
-  e->ts = ts;
-  e->tshape = tshape;
-  e->plan = std::make_unique<BroadcastPlan<To, No, Mo, Mem>>(
-      target.comm(), e->from, e->sel, e->oshape, broadcast_need<Mo>(e->oshape, box), Backend::automatic, fn);
-  e->used = st.clock;
-  if (st.moves.size() >= ExprState<Td, Mem>::max_moves) {
-    std::size_t oldest = st.moves.size();
-    for (std::size_t i = 0; i < st.moves.size(); ++i)
-      if (st.moves[i]->used < st.epoch && (oldest == st.moves.size() || st.moves[i]->used < st.moves[oldest]->used))
-        oldest = i;
-    if (oldest < st.moves.size()) st.moves.erase(st.moves.begin() + static_cast<std::ptrdiff_t>(oldest));
-  }
-  st.moves.push_back(std::move(e));
-  return static_cast<E&>(*st.moves.back());
+  const auto match = [&](const E& e) {
+    return e.from == src.parent().distribution() && same_selection(e.sel, src.selection()) && e.oshape == src.shape() &&
+           e.to == target.distribution() && same_selection(e.ts, ts) && e.tshape == tshape;
+  };
+  const auto make = [&] {
+    auto e = std::make_unique<E>();
+    e->from = src.parent().distribution();
+    e->sel = src.selection();
+    e->oshape = src.shape();
+    e->to = target.distribution();
+    e->ts = ts;
+    e->tshape = tshape;
+    e->plan = std::make_unique<BroadcastPlan<To, No, Mo, Mem>>(
+        target.comm(), e->from, e->sel, e->oshape, broadcast_need<Mo>(e->oshape, box), Backend::automatic, fn);
+    return e;
+  };
+  return find_cached<E>(st, match, make, source, filled);
 }
 
 /// True when the two communicators have the same ranks in the same order (MPI_Comm_compare is
