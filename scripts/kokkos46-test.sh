@@ -12,7 +12,8 @@
 # archives' checksums, the options and the compiler (like scripts/setup.sh):
 #   ${SPMD_CACHE_DIR:-~/.cache/spmdarray}/kokkos-4.6.01-openmp-<key>
 # Usage: ./scripts/kokkos46-test.sh [ctest args...]     (build dir: SPMD_K46_BUILD_DIR,
-#        default ./build-kokkos46; SPMD_JOBS parallel jobs)
+#        default ./build-kokkos46; SPMD_JOBS parallel jobs; SPMD_K46_MAX_RANKS, default 4: the
+#        largest rank count a test is registered at, SPMD_TEST_MAX_RANKS of that build)
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 deps=${SPMD_DEPS_DIR:-$SPMD_ROOT/../shared/deps}
@@ -112,7 +113,8 @@ cpu_now; t3=$(date +%s) c3=$CPU
 # on the GPU machines; leaving them out here keeps CI within its time as the tests grow;
 # SPMD_K46_BENCHMARKS=ON puts them back).
 CMAKE_PREFIX_PATH="$prefix" spmd_build "$build" -DSPMD_ENABLE_TESTS=ON -DSPMD_ENABLE_APPS=ON \
-  -DSPMD_ENABLE_BENCHMARKS="${SPMD_K46_BENCHMARKS:-OFF}" $(spmd_hdf5_flag)
+  -DSPMD_ENABLE_BENCHMARKS="${SPMD_K46_BENCHMARKS:-OFF}" -DSPMD_TEST_MAX_RANKS="${SPMD_K46_MAX_RANKS:-4}" \
+  $(spmd_hdf5_flag)
 grep -q "Kokkos 4.6.1" "$build.configure.log" ||
   { log "the configure did not pick Kokkos 4.6.1:"; grep -m3 "Kokkos" "$build.configure.log" >&2; exit 1; }
 phase "spmdarray build" "$t3" "$c3"
