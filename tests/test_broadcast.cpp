@@ -3,7 +3,8 @@
 // (k,) and (n, 1, k), views and slices as operands (reversed, strided, a row of the destination
 // itself), fused with where and math functions, generators of fewer axes, reductions whose first
 // operand broadcasts or whose operands all do, the cached plan (built once, reused, each rank
-// receiving only its part), the device code paths, and shapes that do not broadcast.
+// receiving only its part), assignments whose right side is stretched to the destination
+// (NumPy's `c[...] = row`), the device code paths, and shapes that do not broadcast.
 //
 //   a is 9 x 8 on the automatic grid (rows 3 | 3 | 3 at 3 ranks, a 2 x 2 grid at 4 ranks), on
 //   (1, p) and (p, 1) with a halo of 1; the row lives on its own 1-D distribution (cut into p
@@ -290,14 +291,76 @@ void PlanIsCachedAndMinimal() {
              "a - row * row");
 }
 
+/// NumPy's `dst[...] = e`: the right side's shape broadcasts to the destination's (a row into
+/// every row, a column into every column, a 2-D array into every plane of a 3-D one, into slices
+/// of the destination, from the destination itself).
+void StretchIntoDestination() {
+  const Index<2> shape{9, 8};
+  const auto ra = host_array<2>(shape, [](const Index<2>& g) { return 1.5 * g[0] - 0.25 * g[1] * g[1]; });
+  const auto rr = values(8, 0.7, 0.4);
+  const auto rc = values(9, -1.3, 2.0);
+  const auto rh = values(4, 2.1, -0.5);
+  const auto er = expand<1, 2>({8}, rr, shape);
+  for (const auto& d : grids(shape)) {
+    const std::string where = " on " + d.describe();
+    const auto a = from_host<2>(d, ra);
+    const auto row = from_host<1>(Distribution<1>(world(), {8}, spmd::halo(1)), rr);
+    const auto col = from_host<2>(Distribution<2>(world(), {9, 1}), rc);
+    const auto half = from_host<1>(Distribution<1>(world(), {4}), rh);
+    Array<double, 2> c(d, spmd::label("c"));
+    c(spmd::all) = row;  // an Array into a view
+    expect_all(all_close(spmd::allgather(c), er, 0), ("c[...] = row" + where).c_str());
+    c = row * 2.0 - 1.0;  // an expression of fewer axes into an Array
+    expect_all(all_close(spmd::allgather(c), zip(er, er, [](double x, double) { return x * 2.0 - 1.0; }), 0),
+               ("c[...] = row * 2 - 1" + where).c_str());
+    c(spmd::all) = col;  // (9, 1) into (9, 8)
+    expect_all(all_close(spmd::allgather(c), expand<2, 2>({9, 1}, rc, shape), 0), ("c[...] = col" + where).c_str());
+    // into slices of the destination: rows 2:5, then every other column of row 7 (reversed)
+    auto want = ra;
+    c = a;
+    c(slice(2, 5)) = row + 1.0;
+    for (index_t i = 2; i < 5; ++i)
+      for (index_t j = 0; j < 8; ++j) want[std::size_t(i * 8 + j)] = rr[std::size_t(j)] + 1.0;
+    c(slice(1, 9, 2), slice(7, 0, -2)) = half;  // (4,) into (4, 4)
+    for (index_t i = 1; i < 9; i += 2)
+      for (index_t k = 0; k < 4; ++k) want[std::size_t(i * 8 + 7 - 2 * k)] = rh[std::size_t(k)];
+    expect_all(all_close(spmd::allgather(c), want, 0), ("into slices" + where).c_str());
+    // from the destination itself: row 7 into every row, then the last column into every column
+    c = a;
+    c(spmd::all) = c(7);
+    expect_all(
+        all_close(spmd::allgather(c), expand<1, 2>({8}, std::vector<double>(ra.begin() + 56, ra.end()), shape), 0),
+        ("c[...] = c[7]" + where).c_str());
+    c = a;
+    c(spmd::all) = c(spmd::all, slice(7, 8));
+    std::vector<double> last;
+    for (index_t i = 0; i < 9; ++i) last.push_back(ra[std::size_t(i * 8 + 7)]);
+    expect_all(all_close(spmd::allgather(c), expand<2, 2>({9, 1}, last, shape), 0),
+               ("c[...] = c[:, 7:8]" + where).c_str());
+  }
+  // a 2-D array into every plane of a 3-D one, and a keepdims mean (1, 8) into (9, 8)
+  const Index<3> s3{3, 9, 8};
+  Array<double, 3> b(Distribution<3>(world(), s3), spmd::label("b"));
+  const auto a = from_host<2>(Distribution<2>(world(), shape), ra);
+  b(spmd::all) = a;
+  expect_all(all_close(spmd::allgather(b), expand<2, 3>(shape, ra, s3), 0), "b[...] = a (3-D from 2-D)");
+  Array<double, 2> m(a.distribution());
+  m(spmd::all) = spmd::mean(a, spmd::axis(0), spmd::keepdims);  // (m = mean(...) would rebind m)
+  std::vector<double> mean(8, 0.0);
+  for (index_t i = 0; i < 9; ++i)
+    for (index_t j = 0; j < 8; ++j) mean[std::size_t(j)] += ra[std::size_t(i * 8 + j)] / 9.0;
+  expect_all(all_close(spmd::allgather(m), expand<1, 2>({8}, mean, shape), 1e-14), "m[...] = mean(a, 0, keepdims)");
+}
+
 void DevicePaths() {
   spmd::testing::KnobsGuard guard;
   auto& k = spmd::testing::knobs();
   k.point_items = true;
   k.flat_copies = true;
   k.multi_points = 4;
-  RowAgainstMatrix();  // rows (m,) on two distributions
-  ThreeD();            // (m, 1): step 0 along the last axis; (n, 1, k)
+  RowAgainstMatrix();        // rows (m,) on two distributions
+  ThreeD();                  // (m, 1): step 0 along the last axis; (n, 1, k)
+  StretchIntoDestination();  // dst[...] = e of another shape
 }
 
 void EmptyBlocks() {
@@ -331,9 +394,10 @@ void BadShapes() {
                                "spmd::where: operands could not be broadcast together with shapes (4, 6) (6,) (5,)");
   SPMD_EXPECT_COLLECTIVE_ERROR(spmd::sum(a * a(slice(0, 3))),
                                "operands could not be broadcast together with shapes (4, 6) (3, 6)");
-  // the destination must have the broadcast shape
-  auto r16 = spmd::zeros<double>(world(), {1, 6});
-  SPMD_EXPECT_COLLECTIVE_ERROR(a = r16 + r6, "has shape {4, 6} but the expression has shape {1, 6}");
+  // the right side of an assignment must broadcast to the destination (which is never broadcast)
+  SPMD_EXPECT_COLLECTIVE_ERROR(a = r5 * 2.0,
+                               "spmd::assign: could not broadcast the expression of shape (5,) into destination");
+  SPMD_EXPECT_COLLECTIVE_ERROR(a(slice(0, 1)) = a, "of shape (4, 6) into destination");
   SPMD_EXPECT_COLLECTIVE_ERROR(b + a, "shapes (3, 2, 6) (4, 6)");
   // dot does not broadcast
   SPMD_EXPECT_COLLECTIVE_ERROR(spmd::dot(a, r6), "spmd::dot: operand shapes {4, 6} and {6} differ");
@@ -358,6 +422,9 @@ TEST(Broadcast, ViewsAndFusion) {
 }
 TEST(Broadcast, PlanIsCachedAndMinimal) {
   bcast_tests::PlanIsCachedAndMinimal();
+}
+TEST(Broadcast, StretchIntoDestination) {
+  bcast_tests::StretchIntoDestination();
 }
 TEST(Broadcast, DevicePaths) {
   bcast_tests::DevicePaths();

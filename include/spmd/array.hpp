@@ -257,12 +257,16 @@ class Array {
   }
   /// a = expression (or scalar): evaluates it into every owned element of `a` (one fused kernel,
   /// NumPy semantics; see expr.hpp). Collective.
-  /// A null array (default-constructed or moved from) given an expression becomes a new array
-  /// holding its values, as `Array a = e;` would (NumPy's `r = b - A.dot(x)` on a fresh name).
+  /// A null array (default-constructed or moved from) given an expression of its number of axes
+  /// becomes a new array holding its values, as `Array a = e;` would (NumPy's `r = b - A.dot(x)`
+  /// on a fresh name). An expression of fewer axes is stretched to `a`'s shape (NumPy's
+  /// `a[...] = row`; see expr.hpp).
   template <class E, class = std::enable_if_t<impl::is_expression_v<E> || std::is_arithmetic_v<E>>>
   Array& operator=(const E& e) {
     if constexpr (impl::is_expression_v<E>) {
-      if (is_null()) return *this = Array(e);
+      if constexpr (std::decay_t<E>::rank == N) {
+        if (is_null()) return *this = Array(e);
+      }
     }
     assign(*this, e);
     return *this;

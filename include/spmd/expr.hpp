@@ -12,9 +12,10 @@
 /// expression tree (plain structs holding the operands' handles); nothing runs until the
 /// expression is assigned (`view = expr`, `array = expr`, `a += expr`, spmd::assign) or reduced
 /// (reduce.hpp). Shapes broadcast with NumPy's rules (aligned at the last axes; extents equal or
-/// 1; `a - row`, `a - mean(a, axis(0), keepdims)`), and the destination of an assignment must
-/// have the broadcast shape; shapes that do not broadcast are a collective spmd::Error naming
-/// them ("operands could not be broadcast together with shapes (4, 6) (5,)"). Element types follow NumPy's
+/// 1; `a - row`, `a - mean(a, axis(0), keepdims)`), and the right side of an assignment is
+/// stretched to the destination's shape as NumPy's `dst[...] = e` does (`c = row`, `c(all) =
+/// col`; the destination is never broadcast); shapes that do not broadcast are a collective
+/// spmd::Error naming them ("operands could not be broadcast together with shapes (4, 6) (5,)"). Element types follow NumPy's
 /// rules for Python scalars (a scalar takes the array's type unless it is floating and the
 /// array integral); `/` between integers divides as doubles.
 ///

@@ -602,23 +602,30 @@ bool contiguous(const Binding<M, K>& b, const std::common_type_t<Kokkos::Array<i
 template <class Exec, class Td, int M, int Nd, class Mem, class E>
 void assign_expr(const Exec& exec, const ArrayView<Td, M, Nd, Mem>& dst, const E& e, const char* fn,
                  ExprState<Td, Mem>* state = nullptr, const char* label = nullptr) {
-  static_assert(E::rank == M || E::rank == 0,
-                "spmd::assign: the expression has another number of axes than the destination");
+  static_assert(E::rank <= M, "spmd::assign: the expression has more axes than the destination");
   const auto& tp = dst.parent();
   if (tp.is_null()) throw Error(str(fn, ": the destination is a null array"), true);
+  // NumPy's `dst[...] = e`: e's shape broadcasts to the destination's (a row (m,) into (n, m)
+  // is stretched along axis 0); the destination is never broadcast.
+  bool stretched = false;
   if constexpr (E::rank > 0) {
-    if (e.shape() != dst.shape())
-      throw Error(str(fn, ": destination ", dst.describe(), " has shape ", shape_str(dst.shape()),
-                      " but the expression has shape ", shape_str(e.shape())),
+    if constexpr (E::rank == M)
+      stretched = !(e.shape() == dst.shape());
+    else
+      stretched = true;
+    if (stretched && !broadcasts_to(e.shape(), dst.shape()))
+      throw Error(str(fn, ": could not broadcast the expression of shape ", np_shape_str(e.shape()),
+                      " into destination ", dst.describe(), " of shape ", np_shape_str(dst.shape())),
                   true);
   }
+  (void)stretched;
   ExprState<Td, Mem>& st = state ? *state : expr_state(tp);
   const Region timer(label ? label : "spmd::expr::assign", KernelName{});
   const Box<M> box = dst.owned();
   // A view of another array that cannot be read in place: one plan straight into the destination.
   auto name = [&] { return "destination " + dst.describe(); };
-  if constexpr (is_view<E>::value && std::is_same_v<typename E::value_type, Td>) {
-    if (classify(fn, e, tp, dst.selection(), name) == Access::moved) {
+  if constexpr (is_view<E>::value && std::is_same_v<typename E::value_type, Td> && E::rank == M) {
+    if (!stretched && classify(fn, e, tp, dst.selection(), name) == Access::moved) {
       st.epoch = st.clock + 1;
       const Region region("spmd::expr::move");
       find_move(st, tp, e, dst.selection(), fn).plan->apply(exec, tp, e.parent());
