@@ -139,7 +139,19 @@ struct GenDev {
 
 // ---- bodies for the kernel layer -----------------------------------------------------------------
 
-/// dst = src along a row: body(k, lo, hi) of for_box.
+// Before a loop whose iterations are independent: GCC then vectorises it without run-time
+// checks that the store overlaps none of the loads, which it makes for at most 10 pointers
+// (--param=vect-max-version-for-alias-checks) and otherwise leaves the loop scalar. Host GCC
+// only (nvcc and clang ignore or warn on it).
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__NVCC__) && !defined(__CUDA_ARCH__)
+#define SPMD_IMPL_INDEPENDENT_ITERATIONS _Pragma("GCC ivdep")
+#else
+#define SPMD_IMPL_INDEPENDENT_ITERATIONS
+#endif
+
+/// dst = src along a row: body(k, lo, hi) of for_box. The destination is never read at another
+/// position of the row than the one written (assign_expr sends a destination read at other
+/// positions to LaggedAssign or a buffer), so the iterations are independent.
 template <class Dst, class Src, int M, bool Contig>
 struct AssignRows {
   Dst dst;
@@ -149,6 +161,7 @@ struct AssignRows {
     const auto out = dst.template row<Contig>(k);
     const auto in = src.template row<Contig>(k);
     using T = std::remove_reference_t<decltype(out(0))>;
+    SPMD_IMPL_INDEPENDENT_ITERATIONS
     for (index_t i = lo; i < hi; ++i) out(i) = static_cast<T>(in(i));
   }
   // Two-phase form (see impl::TwoPhase): a device item evaluates all its points, then stores.
