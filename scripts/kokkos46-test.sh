@@ -122,7 +122,10 @@ log "${summary[-1]}; running the tests"
 t4=$(date +%s) c4=$CPU
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OMP_PROC_BIND=${OMP_PROC_BIND:-false}
 rc=0
-(cd "$build" && ctest --output-on-failure -j "$(nproc)" "$@") || rc=$?
+# The long soak tests (label soak) only when asked for, as in scripts/test.sh.
+exclude=(-LE '^soak$')
+[[ " $* " == *soak* ]] && exclude=()
+(cd "$build" && ctest --output-on-failure -j "$(nproc)" "${exclude[@]}" "$@") || rc=$?
 phase "tests" "$t4" "$c4"
 log "Kokkos 4.6: $(IFS=';'; echo "${summary[*]}" | sed 's/;/; /g')"
 exit $rc

@@ -614,11 +614,15 @@ void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, 
     tmp = (p.parent_path() / (temp_prefix(path) + id)).string();
   }
   tmp = bcast_string(comm, tmp);
+  std::string xmf_tmp;  // the sidecar's temporary (rank 0), once written
   auto agree = [&](bool ok, const std::string& msg) {
     try {
       comm.check(ok, msg);
     } catch (...) {
-      if (comm.rank() == 0) ::unlink(tmp.c_str());
+      if (comm.rank() == 0) {
+        ::unlink(tmp.c_str());
+        if (!xmf_tmp.empty()) ::unlink(xmf_tmp.c_str());
+      }
       throw;
     }
   };
@@ -667,10 +671,18 @@ void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, 
   }
   agree(ok, msg);
 
-  // Durable, then visible: fsync the temporary, rename it over the target, fsync the directory.
+  // Durable, then visible: fsync the temporary (and write the sidecar's, fsynced), rename it
+  // over the target, fsync the directory, rename the sidecar. Everything that can fail but the
+  // renames happens before the target changes.
   ok = true;
   try {
-    if (comm.rank() == 0) fsync_path(tmp, false, fn);
+    if (comm.rank() == 0) {
+      fsync_path(tmp, false, fn);
+      if (options.xdmf) {
+        const std::string text = xdmf_text(path, infos, attributes);
+        if (!text.empty()) xmf_tmp = write_temporary(xdmf_path(path), text, fn);
+      }
+    }
   } catch (const std::exception& e) {
     ok = false;
     msg = e.what();
@@ -680,11 +692,18 @@ void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, 
   ok = true;
   try {
     if (comm.rank() == 0) {
-      if (std::rename(tmp.c_str(), path.c_str()) != 0)
-        throw Error(str(fn, ": renaming '", tmp, "' to '", path, "' failed: ", std::strerror(errno)));
+      if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int e = errno;
+        if (!xmf_tmp.empty()) ::unlink(xmf_tmp.c_str());
+        throw Error(str(fn, ": renaming '", tmp, "' to '", path, "' failed: ", std::strerror(e)));
+      }
       const fs::path dir = fs::path(path).parent_path();
+      if (!xmf_tmp.empty()) try {
+          commit_temporary(xmf_tmp, xdmf_path(path), fn);
+        } catch (const std::exception& e) {
+          throw Error(str(e.what(), " (the checkpoint '", path, "' itself was written)"));
+        }
       fsync_path(dir.empty() ? "." : dir.string(), true, fn);
-      if (options.xdmf) write_xdmf(xdmf_path(path), path, infos, attributes);
     }
   } catch (const std::exception& e) {
     ok = false;

@@ -22,7 +22,7 @@ std::string xdmf_path(const std::string& h5_path) {
   return h5_path + ".xmf";
 }
 
-void write_file_atomically(const std::string& path, const std::string& contents, const char* fn) {
+std::string write_temporary(const std::string& path, const std::string& contents, const char* fn) {
   namespace fs = std::filesystem;
   const fs::path target(path);
   const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()));
@@ -49,10 +49,14 @@ void write_file_atomically(const std::string& path, const std::string& contents,
     ::unlink(tmp.c_str());
     throw Error(str(fn, ": flushing '", tmp.string(), "' failed: ", std::strerror(e)));
   }
+  return tmp.string();
+}
+
+void commit_temporary(const std::string& tmp, const std::string& path, const char* fn) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int e = errno;
     ::unlink(tmp.c_str());
-    throw Error(str(fn, ": renaming '", tmp.string(), "' to '", path, "' failed: ", std::strerror(e)));
+    throw Error(str(fn, ": renaming '", tmp, "' to '", path, "' failed: ", std::strerror(e)));
   }
 }
 
@@ -108,12 +112,12 @@ std::string xml_escape(const std::string& s) {
 }
 }  // namespace
 
-bool write_xdmf(const std::string& xmf_path, const std::string& h5_path, const std::vector<DatasetInfo>& datasets,
-                const Attributes& attributes) {
+std::string xdmf_text(const std::string& h5_path, const std::vector<DatasetInfo>& datasets,
+                      const Attributes& attributes) {
   std::map<std::vector<index_t>, std::vector<const DatasetInfo*>> by_shape;
   for (const auto& d : datasets)
     if (d.shape.size() == 2 || d.shape.size() == 3) by_shape[d.shape].push_back(&d);
-  if (by_shape.empty()) return false;
+  if (by_shape.empty()) return {};
   const std::string file = xml_escape(std::filesystem::path(h5_path).filename().string());
   std::ostringstream os;
   os << "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"3.0\">\n <Domain>\n";
@@ -144,8 +148,7 @@ bool write_xdmf(const std::string& xmf_path, const std::string& h5_path, const s
     os << "  </Grid>\n";
   }
   os << " </Domain>\n</Xdmf>\n";
-  write_file_atomically(xmf_path, os.str(), "spmd::io::save");
-  return true;
+  return os.str();
 }
 
 }  // namespace spmd::io::impl

@@ -137,8 +137,11 @@ class Dataset {
 /// Write `datasets` (arrays on one communicator; any element types and ranks) and `attributes`
 /// to the HDF5 file `path`, replacing it atomically; also `<stem>.xmf` for ParaView/VisIt when
 /// any dataset is 2-D or 3-D. Attributes must be the same on every rank. Collective over the
-/// arrays' communicator; every rank throws the same spmd::Error on failure, and then `path` is
-/// as it was before the call.
+/// arrays' communicator; every rank throws the same spmd::Error on failure. Everything that can
+/// fail (the writes, the flushes, the sidecar's text) happens before `path` is replaced, so a
+/// failure leaves `path` as it was before the call; only a failed rename of the sidecar, or a
+/// failed fsync of the directory, comes after it, and then the message says the checkpoint
+/// itself was written (or names the directory).
 void save(const std::string& path, const std::vector<Dataset>& datasets, const Attributes& attributes = {},
           const SaveOptions& options = {});
 
