@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 using ref::Arg;
@@ -164,6 +165,34 @@ TEST(Expr, FunctionsComparisonsAndWhere) {
       spmd::where(a <= 404.0, 1, a), [](double x, double) { return x <= 404.0 ? 1.0 : x; }, "<=, scalar first");
   check(
       spmd::astype<int>(a / 7.0) * 1.0, [](double x, double) { return static_cast<int>(x / 7.0) * 1.0; }, "astype");
+}
+
+TEST(Expr, MinimumMaximumPropagateNaN) {
+  // np.minimum / np.maximum: a NaN on either side gives NaN; otherwise the smaller / larger value.
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const Vec xs{1.0, nan, 2.0, nan, -inf, 3.0, -0.5, inf, 7.0};
+  const Vec ys{nan, 1.0, 5.0, nan, 4.0, -inf, -0.5, 2.0, nan};
+  const index_t n = static_cast<index_t>(xs.size());
+  auto x = spmd::zeros<double>(world(), {n}, spmd::label("x")), y = spmd::zeros<double>(world(), {n});
+  for (index_t i = 0; i < n; ++i) {
+    x.set({i}, xs[std::size_t(i)]);
+    y.set({i}, ys[std::size_t(i)]);
+  }
+  Array<double, 1> lo = spmd::minimum(x, y), hi = spmd::maximum(x, y), lo0 = spmd::minimum(x, 0.0);
+  const Vec l = spmd::allgather(lo), h = spmd::allgather(hi), l0 = spmd::allgather(lo0);
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const bool any_nan = std::isnan(xs[i]) || std::isnan(ys[i]);
+    if (any_nan) {
+      EXPECT_TRUE(std::isnan(l[i]) && std::isnan(h[i])) << "at " << i << ": " << l[i] << " " << h[i];
+    } else {
+      EXPECT_EQ(l[i], std::min(xs[i], ys[i])) << "at " << i;
+      EXPECT_EQ(h[i], std::max(xs[i], ys[i])) << "at " << i;
+    }
+    if (std::isnan(xs[i]))
+      EXPECT_TRUE(std::isnan(l0[i])) << "at " << i;
+    else
+      EXPECT_EQ(l0[i], std::min(xs[i], 0.0)) << "at " << i;
+  }
 }
 
 TEST(Expr, ElementTypes) {

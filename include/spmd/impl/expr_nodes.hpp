@@ -72,9 +72,9 @@ struct Bin {
     else if constexpr (Op == BinOp::pow)
       return math::pow(x, y);
     else if constexpr (Op == BinOp::minimum)
-      return y < x ? y : x;
+      return y < x || y != y ? y : x;  // NumPy: a NaN on either side gives NaN
     else if constexpr (Op == BinOp::maximum)
-      return x < y ? y : x;
+      return x < y || y != y ? y : x;
     else if constexpr (Op == BinOp::lt)
       return x < y;
     else if constexpr (Op == BinOp::le)
