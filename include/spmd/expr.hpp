@@ -13,11 +13,11 @@
 /// expression is assigned (`view = expr`, `array = expr`, `a += expr`, spmd::assign) or reduced
 /// (reduce.hpp). Shapes broadcast with NumPy's rules (aligned at the last axes; extents equal or
 /// 1; `a - row`, `a - mean(a, axis(0), keepdims)`), and the right side of an assignment is
-/// stretched to the destination's shape as NumPy's `dst[...] = e` does (`c = row`, `c(all) =
-/// col`; the destination is never broadcast); shapes that do not broadcast are a collective
-/// spmd::Error naming them ("operands could not be broadcast together with shapes (4, 6) (5,)"). Element types follow NumPy's
-/// rules for Python scalars (a scalar takes the array's type unless it is floating and the
-/// array integral); `/` between integers divides as doubles.
+/// stretched to the destination's shape as NumPy's `dst[...] = e` does (`c(all) = row`,
+/// `c = row * 2.0`; the destination is never broadcast); shapes that do not broadcast are a collective
+/// spmd::Error naming them ("operands could not be broadcast together with shapes (4, 6) (5,)"). Element types follow
+/// NumPy's rules for Python scalars (a scalar takes the array's type unless it is floating and the array integral); `/`
+/// between integers divides as doubles.
 ///
 /// Evaluation (spmd::assign, collective over the destination's communicator; impl/expr_eval.hpp):
 ///   1. each rank computes the box J of destination indices whose parent elements it owns;

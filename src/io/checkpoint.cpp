@@ -698,12 +698,14 @@ void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, 
         throw Error(str(fn, ": renaming '", tmp, "' to '", path, "' failed: ", std::strerror(e)));
       }
       const fs::path dir = fs::path(path).parent_path();
+      std::string sidecar_error;
       if (!xmf_tmp.empty()) try {
           commit_temporary(xmf_tmp, xdmf_path(path), fn);
         } catch (const std::exception& e) {
-          throw Error(str(e.what(), " (the checkpoint '", path, "' itself was written)"));
+          sidecar_error = str(e.what(), " (the checkpoint '", path, "' itself was written)");
         }
-      fsync_path(dir.empty() ? "." : dir.string(), true, fn);
+      fsync_path(dir.empty() ? "." : dir.string(), true, fn);  // the checkpoint's rename, durable
+      if (!sidecar_error.empty()) throw Error(sidecar_error);
     }
   } catch (const std::exception& e) {
     ok = false;
@@ -1036,7 +1038,8 @@ void CheckpointSeries::save(std::int64_t step, const std::vector<Dataset>& datas
       const auto dir = pre.parent_path().empty() ? std::filesystem::path(".") : pre.parent_path();
       for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
-        if (name.compare(0, tmp_start.size(), tmp_start) == 0 && name.find(".h5.tmp-") != std::string::npos)
+        if (name.compare(0, tmp_start.size(), tmp_start) == 0 &&
+            (name.find(".h5.tmp-") != std::string::npos || name.find(".xmf.tmp-") != std::string::npos))
           std::filesystem::remove(it->path(), ec);
       }
       ec.clear();

@@ -142,8 +142,9 @@ struct GenDev {
 // Before a loop whose iterations are independent: GCC then vectorises it without run-time
 // checks that the store overlaps none of the loads, which it makes for at most 10 pointers
 // (--param=vect-max-version-for-alias-checks) and otherwise leaves the loop scalar. Host GCC
-// only (nvcc and clang ignore or warn on it).
-#if defined(__GNUC__) && !defined(__clang__) && !defined(__NVCC__) && !defined(__CUDA_ARCH__)
+// only (nvcc, clang and the other compilers that define __GNUC__ ignore or warn on it).
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__NVCC__) && !defined(__CUDA_ARCH__) && \
+    !defined(__NVCOMPILER) && !defined(__INTEL_COMPILER)
 #define SPMD_IMPL_INDEPENDENT_ITERATIONS _Pragma("GCC ivdep")
 #else
 #define SPMD_IMPL_INDEPENDENT_ITERATIONS
@@ -318,7 +319,8 @@ struct LaggedAssign {
     KOKKOS_FORCEINLINE_FUNCTION void operator()(const Kokkos::Array<index_t, M>& k, index_t lo, index_t hi,
                                                 index_t off) const {
       const auto in = self.src.template row<Contig>(k);
-      T* o = buf + off;
+      T* o = buf + off;  // the lag buffer: never one of src's operands
+      SPMD_IMPL_INDEPENDENT_ITERATIONS
       for (index_t i = lo; i < hi; ++i) o[i] = static_cast<T>(in(i));
     }
   };
