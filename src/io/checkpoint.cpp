@@ -692,10 +692,11 @@ void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, 
   ok = true;
   try {
     if (comm.rank() == 0) {
-      if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int e = errno;
+      try {
+        commit_temporary(tmp, path, fn);
+      } catch (...) {
         if (!xmf_tmp.empty()) ::unlink(xmf_tmp.c_str());
-        throw Error(str(fn, ": renaming '", tmp, "' to '", path, "' failed: ", std::strerror(e)));
+        throw;
       }
       const fs::path dir = fs::path(path).parent_path();
       std::string sidecar_error;
