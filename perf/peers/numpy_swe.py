@@ -38,10 +38,11 @@ prints; --json writes the keys of apps/swe's report ("problem", "check", "timing
 names.
 
 usage: numpy_swe.py [--n N] [--steps S] [--cfl C] [--theta T] [--problem P] [--repeat R]
-                    [--json FILE] [--save FILE.npz]
+                    [--json FILE] [--save FILE.npz] [--xp numpy|cupy]
 Run with /usr/bin/python3 (Debian's numpy); OMP_NUM_THREADS=1 keeps any BLAS to one core.
 """
 import argparse
+import contextlib
 import json
 import math
 import time
@@ -190,7 +191,7 @@ def fluxes(grid, d, w, qn, qt, B, dn, dt_, first, theta, dh):
     g.ap[at(F)] = np.maximum(np.maximum(up + np.sqrt(G * hp), um + np.sqrt(G * hm)), 0.0)
     g.am[at(F)] = np.minimum(np.minimum(up - np.sqrt(G * hp), um - np.sqrt(G * hm)), 0.0)
     ap, am = g.ap[at(F)], g.am[at(F)]
-    with np.errstate(divide="ignore"):  # 1 / 0 where both sides are dry: not taken
+    with errstate_divide():  # 1 / 0 where both sides are dry: not taken
         g.rd[at(F)] = np.where(ap - am > 0, 1.0 / (ap - am), 0.0)
     rd = g.rd[at(F)]
     g.Hw[at(F)] = (ap * (hm * um) - am * (hp * up) + ap * am * (hp - hm)) * rd
@@ -227,7 +228,7 @@ def rhs(grid, w, hu, hv, theta):
 def step(grid, w, hu, hv, cfl, theta):
     """One SSP-RK2 step in place; returns dt."""
     g = grid
-    speed = rhs(g, w, hu, hv, theta)
+    speed = float(rhs(g, w, hu, hv, theta))
     if speed == 0:
         raise RuntimeError("no wave moves: every cell is dry")
     dt = cfl / speed
@@ -240,6 +241,17 @@ def step(grid, w, hu, hv, cfl, theta):
     hu[cells] = 0.5 * (hu[cells] + g.hu1[cells] + dt * g.dhu[cells])
     hv[cells] = 0.5 * (hv[cells] + g.hv1[cells] + dt * g.dhv[cells])
     return dt
+
+
+def errstate_divide():
+    """NumPy's errstate(divide="ignore"); CuPy raises no floating-point errors and has none."""
+    return np.errstate(divide="ignore") if hasattr(np, "errstate") else contextlib.nullcontext()
+
+
+def synchronize():
+    """Waits for the GPU under --xp cupy (its kernels are asynchronous); nothing under NumPy."""
+    if hasattr(np, "cuda"):
+        np.cuda.Device().synchronize()
 
 
 def check_values(grid, w, hu, hv, w0):
@@ -275,17 +287,24 @@ def main():
     a.add_argument("--repeat", type=int, default=1, help="timed runs; the median is reported")
     a.add_argument("--json", help="write the results to this file")
     a.add_argument("--save", help="write the final w, hu, hv (the cells, no ghosts) to this .npz file")
+    a.add_argument("--xp", default="numpy", choices=("numpy", "cupy"),
+                   help="the array module: cupy runs this program unchanged on a GPU (the CuPy peer)")
     o = a.parse_args()
+    global np
+    if o.xp == "cupy":
+        import cupy as np  # noqa: F811 (every function here reads the module-level np)
     rates = []
     for _ in range(o.repeat):
         g = Grid(o.n, o.problem)
         w, hu, hv = initial_state(g, o.problem)
         w0 = w.copy()
         t, dt = 0.0, 0.0
+        synchronize()
         t0 = time.perf_counter()
         for _ in range(o.steps):
             dt = step(g, w, hu, hv, o.cfl, o.theta)
             t += dt
+        synchronize()
         seconds = time.perf_counter() - t0
         rates.append((o.n * o.n * o.steps / seconds if seconds > 0 else 0.0, seconds))
     check = check_values(g, w, hu, hv, w0)
@@ -293,14 +312,14 @@ def main():
                                                        np.all(np.isfinite(hv)))})
     rates.sort()
     rate, seconds = rates[len(rates) // 2]
-    print(f"numpy swe: {o.problem}, {o.n} x {o.n} cells, {o.steps} steps, t {t:.6g}: {rate:.4e} points/s "
+    print(f"{o.xp} swe: {o.problem}, {o.n} x {o.n} cells, {o.steps} steps, t {t:.6g}: {rate:.4e} points/s "
           f"(median of {o.repeat}); mass {check['mass']!r} (relative change {check['mass_relative_change']:.3g}), "
           f"sum hu {check['sum_hu']!r}, sum hv {check['sum_hv']!r}")
     if o.save:
         np.savez(o.save, w=w[I, I], hu=hu[I, I], hv=hv[I, I])
     if o.json:
         with open(o.json, "w") as f:
-            json.dump({"app": "numpy_swe", "numpy": np.__version__,
+            json.dump({"app": o.xp + "_swe", o.xp: np.__version__,
                        "problem": {"name": o.problem, "n": o.n, "shape": [o.n + 4, o.n + 4], "steps": o.steps,
                                    "cfl": o.cfl, "theta": o.theta, "g": G, "dx": g.dx},
                        "timings": {"seconds": seconds, "steps": o.steps,

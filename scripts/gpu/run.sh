@@ -58,6 +58,8 @@ if [[ "$mode" == all || "$mode" == test ]]; then
   share=1; [[ $ngpu -ge 2 ]] && share=0
   maxr=${SPMD_GPU_MAX_RANKS:-4}
   args=(--output-on-failure --timeout 300 --output-junit "$out/ctest-junit.xml")
+  # SPMD_GPU_TESTS: only the tests this regex matches (with SPMD_GPU_TARGETS, a quick re-run).
+  if [[ -n "${SPMD_GPU_TESTS:-}" ]]; then args+=(-R "$SPMD_GPU_TESTS"); fi
   if [[ $share == 0 ]]; then args+=(-E "_np([3-9])$"); fi
   (cd "$build" && SPMD_SHARE_GPUS=$share ctest "${args[@]}" 2>&1 | tee "$out/ctest.log" | tail -40) || true
   grep -E "tests passed|tests failed" "$out/ctest.log" | tee -a "$out/summary.txt"
@@ -65,6 +67,13 @@ if [[ "$mode" == all || "$mode" == test ]]; then
     (cd "$build" && SPMD_BACKEND=nccl ctest --timeout 300 -L np2 -E "uncaught|consumer" 2>&1 | tee "$out/ctest-nccl.log" | tail -15) || true
     echo "NCCL forced, np2: $(grep -E 'tests passed|tests failed' "$out/ctest-nccl.log")" | tee -a "$out/summary.txt"
   fi
+  # The random generator's arrays on this GPU (1-4 ranks sharing it when there is one), against
+  # the record of an H100 run that CPU builds check too (tests/random_identity_h100.json); the
+  # record of this run comes back.
+  (SPMD_SHARE_GPUS=$share python3 "$root/tests/random_identity.py" mpirun "$build/tests/random_digest" \
+     /tmp/spmd-random-identity "$maxr" "--preflags=--bind-to;none" --record "$out/random-gpu.json" \
+     --against "$root/tests/random_identity_h100.json" > "$out/random-identity.log" 2>&1; echo "exit $?" >> "$out/random-identity.log")
+  log "random identity: $(grep -E 'random_identity: ([0-9]+ arrays|against)' "$out/random-identity.log" | tr '\n' ' ') ($(tail -1 "$out/random-identity.log"))"
   # Sharing refused without --spmd-share-gpus when ranks outnumber GPUs.
   (mpirun -n $((ngpu + 1)) "$build/apps/heat" --n 64 --steps 1 > "$out/binding.log" 2>&1; echo "exit $?" >> "$out/binding.log")
   log "binding check: $(grep -m1 -o 'ranks on a node with.*GPUs' "$out/binding.log" || echo 'NO ERROR SEEN') ($(tail -1 "$out/binding.log"))"
@@ -73,8 +82,9 @@ fi
 if [[ "$mode" == all || "$mode" == bench ]]; then
   b="$build/perf"
   # A subset, e.g. SPMD_GPU_BENCHES="triad cg"; "apps" runs stencil, cfd and cg_solver at GPU sizes;
+  # "numpy" the broadcast, per-axis sum, sort and reproducible-sum benchmarks and swe against CuPy;
   # "cupy" runs the CuPy peers (perf/peers/cupy_peers.py) in the same run, for ratios.
-  benches=${SPMD_GPU_BENCHES:-triad reduce halo sparse cg stencil apps cupy}
+  benches=${SPMD_GPU_BENCHES:-triad reduce halo sparse cg stencil apps numpy cupy}
   reps=${SPMD_GPU_REPS:-5}
   common=(--benchmark_repetitions=$reps --benchmark_report_aggregates_only=true --benchmark_out_format=json)
   bench() {  # bench NAME JSON [args...]: one benchmark program, its log and JSON under OUT
@@ -113,6 +123,19 @@ if [[ "$mode" == all || "$mode" == bench ]]; then
       # shellcheck disable=SC2086
       run_np "$a/"$app --json "$out/app_${tag}_np$np.json" > "$out/app-$tag.log" 2>&1 || log "app $app: exit $?"
       log "app $app (np $np): $(grep -m3 -E 'points/s|ms/iteration|check' "$out/app-$tag.log" | tr '\n' ' ')"
+    done
+  fi
+  if has numpy; then  # issue 14's benchmarks: broadcast and per-axis sums against triad, sort, swe vs CuPy
+    bench broadcast "broadcast_np1.json" "$b/bench_broadcast"
+    bench axis_reduce "axis_reduce_np1.json" "$b/bench_axis_reduce"
+    bench sort "sort_np1.json" "$b/bench_sort"
+    bench reproducible "reproducible_np1.json" "$b/bench_reproducible"
+    for n in 1024 4096; do
+      "$build/apps/swe" --n $n --steps 100 --json "$out/app_swe_$n.json" > "$out/app-swe-$n.log" 2>&1 || log "app swe $n: exit $?"
+      log "app swe --n $n --steps 100: $(grep -m2 -E 'points/s|check' "$out/app-swe-$n.log" | tr '\n' ' ')"
+      python3 "$root/perf/peers/numpy_swe.py" --xp cupy --n $n --steps 100 --repeat 3 --json "$out/cupy_swe_$n.json" \
+        > "$out/cupy-swe-$n.log" 2>&1 || log "cupy swe $n: exit $?"
+      log "cupy swe --n $n --steps 100: $(tail -2 "$out/cupy-swe-$n.log" | tr '\n' ' ')"
     done
   fi
   if has cupy; then
