@@ -172,6 +172,22 @@ void IndexExpressions() {
 
 }  // namespace creation_tests
 
+/// full() and fill() of arrays with long rows, tall columns and a long last axis in 3-D: every
+/// element set (on a GPU, Kokkos 3.4's own N-d fill left a 16 x 2^20 array untouched).
+TEST(Creation, FullOfLongRows) {
+  const index_t m = index_t(1) << 20;
+  auto check = [](const auto& a, double v, const char* what) {
+    const double n = double(a.size());
+    expect_all(spmd::sum(a) == v * n && spmd::min(a) == v && spmd::max(a) == v, what);
+  };
+  check(spmd::full<double>(world(), {16, m}, 0.5), 0.5, "full 16 x 2^20");
+  check(spmd::full<double>(world(), {m, 16}, 0.5), 0.5, "full 2^20 x 16");
+  auto c = spmd::full<double>(world(), {2, 3, m}, 0.25, spmd::halo(1));
+  check(c, 0.25, "full 2 x 3 x 2^20 with a halo");
+  c.fill(1.5);
+  check(c, 1.5, "fill 2 x 3 x 2^20 with a halo");
+}
+
 TEST(Creation, Linspace) {
   creation_tests::Linspace();
 }

@@ -231,7 +231,15 @@ class Array {
   // ---- element access -------------------------------------------------------------------------
   /// Set every element (halo included) to v, on `exec`. Local.
   void fill(const execution_space& exec, const T& v) const {
-    Kokkos::deep_copy(exec, view_, v);
+    // One flat range over the storage. Kokkos 3.4 fills a rank-N view with an N-d MDRangePolicy,
+    // which on an H100 left a 16 x 2^20 array unfilled without an error (2^20 x 16 and 4096 x
+    // 4096 were filled; test_creation's Creation.FullOfLongRows).
+    if (view_.span_is_contiguous()) {
+      const Kokkos::View<T*, memory_space, Kokkos::MemoryUnmanaged> flat(view_.data(), view_.span());
+      Kokkos::deep_copy(exec, flat, v);
+    } else {
+      Kokkos::deep_copy(exec, view_, v);
+    }
   }
   /// fill() on a default instance. Local.
   void fill(const T& v) const {
