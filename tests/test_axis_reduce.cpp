@@ -287,9 +287,11 @@ void Errors() {
   expect_all(all_close(spmd::allgather(s), {0.0, 0.0, 0.0}, 0.0), "sum over a zero-length axis");
 }
 
-/// The device form of the local fold (one work item per result point, which loops over its
-/// reduced points), taken on the CPU here under the testing knob: the 9 x 8 arrays, tall and
-/// wide ones, and the 3-D multi-axis folds.
+/// The device forms of the local fold, taken on the CPU here under the testing knob: one work
+/// item per result point, and the chunked one (AxisChunks: chunks of a point's values over vector
+/// groups of lanes, a second kernel joining them; impl::AxisWork::chunked picks). The 9 x 8
+/// arrays (axis 0: two chunks per column), tall and wide ones (rows of 1000 in 7 chunks of 32
+/// lanes; 5 columns of 1000), and the 3-D multi-axis folds.
 void DevicePaths() {
   spmd::testing::KnobsGuard guard;
   spmd::testing::knobs().point_items = true;

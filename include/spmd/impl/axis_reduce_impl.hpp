@@ -178,6 +178,166 @@ struct AxisPartial {
   }
 };
 
+/// Rule R as a Kokkos reducer (for the lanes of a vector group, which fold their partial results
+/// by shuffles on a GPU). Device-callable.
+template <class R>
+struct RuleReducer {
+  using reducer = RuleReducer;
+  using value_type = typename R::value_type;
+  using result_view_type = Kokkos::View<value_type, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+  value_type* value;
+  KOKKOS_INLINE_FUNCTION explicit RuleReducer(value_type& v) : value(&v) {}
+  KOKKOS_INLINE_FUNCTION void join(value_type& a, const value_type& b) const { R::join(a, b); }
+  KOKKOS_INLINE_FUNCTION void join(volatile value_type& a, const volatile value_type& b) const { R::join(a, b); }
+  KOKKOS_INLINE_FUNCTION void init(value_type& v) const { R::init(v); }
+  KOKKOS_INLINE_FUNCTION value_type& reference() const { return *value; }
+  KOKKOS_INLINE_FUNCTION result_view_type view() const { return result_view_type(value); }
+  KOKKOS_INLINE_FUNCTION bool references_scalar() const { return true; }
+};
+
+/// How the device form of a per-axis fold divides its work: each output point's `len` reduced
+/// values into `chunks` chunks of `per` values (the last may have fewer), each chunk folded by one
+/// vector group of `lanes` lanes (consecutive values go to consecutive lanes: coalesced loads when
+/// the last axis is reduced), `team` vector groups to a team. A GPU has about 2^18 threads to
+/// fill: few output points get many chunks (a 16-column sum over a million rows is 16 x 16384
+/// chunks, not 16 threads), many output points one chunk each.
+struct AxisWork {
+  index_t n = 0, len = 0, chunks = 1, per = 0;
+  int lanes = 1, team = 1;
+  /// `n` output points of `len` values; `vector`: the values of a point are consecutive in
+  /// memory (lanes up to 32), else one lane; `host`: a host space (the form run under a testing
+  /// knob: one group per team, the lanes run in turn).
+  static AxisWork make(index_t n, index_t len, bool vector, bool host) {
+    constexpr index_t threads = index_t(1) << 18, min_per_lane = 4;
+    AxisWork w;
+    w.n = n;
+    w.len = len;
+    if (vector)
+      while (w.lanes < 32 && index_t(w.lanes) * 2 * min_per_lane <= len) w.lanes *= 2;
+    const index_t want = (threads / w.lanes + n - 1) / (n > 0 ? n : 1);  // chunks per point wanted
+    const index_t most = len / (index_t(w.lanes) * min_per_lane);        // chunks of >= 4 per lane
+    w.chunks = want < most ? want : most;
+    if (w.chunks < 1) w.chunks = 1;
+    w.per = len > 0 ? (len + w.chunks - 1) / w.chunks : 0;
+    if (w.per > 0) w.chunks = (len + w.per - 1) / w.per;  // no empty chunk
+    w.team = host ? 1 : 256 / w.lanes;
+    return w;
+  }
+  KOKKOS_INLINE_FUNCTION index_t items() const { return n * chunks; }
+  /// Whether the device fold of `n` output points of `len` values each is chunked, as measured on
+  /// an H100 (docs/performance.md): with the last axis kept, when there are fewer than 4096 output
+  /// points (a sum of 16 columns over 2^20 rows: 549 ms as 16 threads, 0.86 ms chunked; 4096
+  /// columns: 2.6 ms as 4096 threads, slower chunked); with it reduced, when each point has at
+  /// least 256 values (4096 x 4096: 0.70 ms as a thread per row, 0.48 ms chunked; rows of 16: 0.65
+  /// ms as a thread per row, 0.90 ms chunked).
+  static bool chunked(index_t n, index_t len, bool last_reduced) { return last_reduced ? len >= 256 : n < 4096; }
+  index_t league() const { return (items() + team - 1) / team; }
+};
+
+/// The device form of a per-axis reduction's local fold (GPUs; host spaces only under
+/// testing::knobs().point_items): chunk c of output point q folded by one vector group into
+/// part[q * chunks + c]. When the last axis is reduced, a chunk is a run of the point's reduced
+/// values in row order and adjacent lanes read adjacent values; when it is kept, adjacent groups
+/// (one lane each) take adjacent output points, which lie side by side in memory.
+template <class R, Map F, class Src, int N, bool Contig, class Exec>
+struct AxisChunks {
+  using Acc = typename R::value_type;
+  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  AxisPartial<R, F, Src, N, Contig> fold;  // the operand, the boxes, add() and reduced_row()
+  Acc* part;
+  AxisWork w;
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& m) const {
+    const index_t item = index_t(m.league_rank()) * w.team + m.team_rank();
+    if (item >= w.items()) return;
+    index_t q, c;  // the output point and the chunk
+    if (fold.last_reduced) {
+      q = item / w.chunks;
+      c = item - q * w.chunks;
+    } else {
+      c = item / w.n;
+      q = item - c * w.n;
+    }
+    Kokkos::Array<index_t, N> o;
+    index_t r = q;
+    for (int d = N - 1; d >= 0; --d) {
+      o[d] = r % fold.oext[d];
+      r /= fold.oext[d];
+    }
+    const Acc cen = fold.center ? fold.center[q] / fold.cdiv : Acc(0);
+    const index_t lo = c * w.per, hi = lo + w.per < w.len ? lo + w.per : w.len;
+    Acc acc;
+    Kokkos::parallel_reduce(
+        Kokkos::ThreadVectorRange(m, w.lanes),
+        [&](const int lane, Acc& a) {
+          if (fold.last_reduced) {
+            const index_t L = fold.rext[N - 1];
+            index_t u = lo + lane;  // value u of the point: row u / L, position u % L in it
+            while (u < hi) {
+              const index_t t = u / L;
+              const auto row = fold.src.template row<Contig>(fold.reduced_row(o, t));
+              const index_t end = (t + 1) * L < hi ? (t + 1) * L : hi;
+              for (; u < end; u += w.lanes) fold.add(a, row(u - t * L), cen);
+            }
+          } else {
+            for (index_t t = lo + lane; t < hi; t += w.lanes)
+              fold.add(a, fold.src.template row<Contig>(fold.reduced_row(o, t))(o[N - 1]), cen);
+          }
+        },
+        RuleReducer<R>(acc));
+    Kokkos::single(Kokkos::PerThread(m), [&] { part[q * w.chunks + c] = acc; });
+  }
+};
+
+/// out[q] = the fold (rule R) of part[q * chunks ...][chunks]: the chunks of AxisChunks, one
+/// vector group per output point.
+template <class R, class Exec>
+struct AxisJoinChunks {
+  using Acc = typename R::value_type;
+  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  const Acc* part;
+  Acc* out;
+  AxisWork w;  // n output points of len = the chunks of the first pass
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& m) const {
+    const index_t q = index_t(m.league_rank()) * w.team + m.team_rank();
+    if (q >= w.n) return;
+    Acc acc;
+    Kokkos::parallel_reduce(
+        Kokkos::ThreadVectorRange(m, w.lanes),
+        [&](const int lane, Acc& a) {
+          for (index_t c = lane; c < w.len; c += w.lanes) R::join(a, part[q * w.len + c]);
+        },
+        RuleReducer<R>(acc));
+    Kokkos::single(Kokkos::PerThread(m), [&] { out[q] = acc; });
+  }
+};
+
+/// The device form of the fold (see AxisChunks) into `into` (n results), on `exec`: one kernel,
+/// and a second that joins the chunks when a point has several. Asynchronous. Local.
+template <class R, Map F, class Src, int N, bool Contig, class Exec, class Mem>
+void fold_axes_device(const Exec& exec, const char* label, const AxisPartial<R, F, Src, N, Contig>& fold,
+                      const Kokkos::View<typename R::value_type*, Mem>& into) {
+  using Acc = typename R::value_type;
+  const index_t n = static_cast<index_t>(into.extent(0));
+  const index_t len = fold.last_reduced ? fold.outer * fold.rext[N - 1] : fold.outer;
+  if (n == 0) return;
+  const bool host = host_accessible<Mem>();
+  const AxisWork w = AxisWork::make(n, len, fold.last_reduced, host);
+  const auto policy = [&](const AxisWork& v) {
+    return Kokkos::TeamPolicy<Exec>(exec, static_cast<int>(v.league()), v.team, host ? 1 : v.lanes);
+  };
+  if (w.chunks == 1) {
+    Kokkos::parallel_for(label, policy(w), AxisChunks<R, F, Src, N, Contig, Exec>{fold, into.data(), w});
+    return;
+  }
+  const Kokkos::View<Acc*, Mem> part(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::reduce::axis_chunks"),
+                                     static_cast<std::size_t>(w.items()));
+  Kokkos::parallel_for(label, policy(w), AxisChunks<R, F, Src, N, Contig, Exec>{fold, part.data(), w});
+  AxisWork j = AxisWork::make(n, w.chunks, true, host);
+  j.chunks = 1;  // one vector group reads all the chunks of a point
+  Kokkos::parallel_for(label, policy(j), AxisJoinChunks<R, Exec>{part.data(), into.data(), j});
+  fence(exec, "spmd::reduce (per axis): chunk results released");
+}
+
 }  // namespace spmd::impl
 
 namespace spmd::impl {
@@ -290,12 +450,23 @@ Array<Out, E::rank, typename E::memory_space> reduce_axes_keep(const Exec& exec,
         const auto items = BoxItems<N>::template make<Exec>(oext);
         const bool last = mask[N - 1];
         const Acc cdiv = static_cast<Acc>(count);
+        // host spaces: row chunks of output points; a GPU: a thread per output point, or chunks
+        // of the reduced values over vector groups where that leaves the GPU idle or reads
+        // long rows uncoalesced (AxisWork::chunked)
+        const bool device_form = !host_accessible<Mem>() || testing::knobs().point_items;
+        const index_t npoints = items.points, len = last ? outer * rext[N - 1] : outer;
+        const auto run = [&](auto contig_tag) {
+          constexpr bool Contig = decltype(contig_tag)::value;
+          const AxisPartial<R, F, Src, N, Contig> body{src, into.data(), oext, rext, outer, last, center, cdiv};
+          if (device_form && AxisWork::chunked(npoints, len, last))
+            fold_axes_device(exec, label, body, into);
+          else
+            for_box(exec, label, items, body);
+        };
         if (contig)
-          for_box(exec, label, items,
-                  AxisPartial<R, F, Src, N, true>{src, into.data(), oext, rext, outer, last, center, cdiv});
+          run(std::true_type{});
         else
-          for_box(exec, label, items,
-                  AxisPartial<R, F, Src, N, false>{src, into.data(), oext, rext, outer, last, center, cdiv});
+          run(std::false_type{});
       });
     };
     const Comm group = axis_group(d, mask);
