@@ -239,8 +239,12 @@ std::string format(const std::vector<SummaryRow>& rows, int ranks, double elapse
   std::string out;
   char line[512];
   auto add = [&](const char* f, auto... args) {
-    std::snprintf(line, sizeof line, f, args...);
-    out += line;
+    if constexpr (sizeof...(args) == 0) {
+      out += f;  // no arguments: not a format
+    } else {
+      std::snprintf(line, sizeof line, f, args...);
+      out += line;
+    }
   };
   add("---------------------------------------------- spmd log view "
       "----------------------------------------------\n");
@@ -248,7 +252,7 @@ std::string format(const std::vector<SummaryRow>& rows, int ranks, double elapse
       ranks == 1 ? "" : "s", elapsed_max, elapsed_min);
   add("Regions are inclusive (a nested region also counts in the regions around it). Time: host wall-clock\n"
       "seconds per rank, without fences (asynchronous GPU work counts where it is waited for). count: calls per\n"
-      "rank (max; * when ranks differ); mean: time per call, averaged over the ranks' calls; %%T: max time over\n"
+      "rank (max; * when ranks differ); mean: time per call, averaged over the ranks' calls; %T: max time over\n"
       "the run's; msgs, bytes: point-to-point messages and bytes sent, summed over ranks; coll: collective\n"
       "calls per rank (max); coll bytes: their payload, summed over ranks.\n\n");
   add("%-38s %9s %10s %10s %6s %10s %5s %9s %10s %7s %10s\n", "region", "count", "max (s)", "min (s)", "ratio",

@@ -77,7 +77,6 @@ const spmd::Slice E = slice(3, -1), W = slice(2, -2);      // the east and west 
 
 /// Slices along x: the axis is the column, the rows are the cells.
 struct X {
-  static constexpr int axis = 1;
   static const char* name() { return "x"; }
   template <class S>
   static auto at(const Grid& q, const S& s) {
@@ -86,7 +85,6 @@ struct X {
 };
 /// Slices along y: the axis is the row, the columns are the cells.
 struct Y {
-  static constexpr int axis = 0;
   static const char* name() { return "y"; }
   template <class S>
   static auto at(const Grid& q, const S& s) {
