@@ -88,6 +88,9 @@ struct AxisPartial {
       }
     }
   }
+  /// Values folded into each output point on this rank: the reduced rows, times the row length
+  /// when the last axis is reduced too.
+  index_t reduced_count() const { return last_reduced ? outer * rext[N - 1] : outer; }
   /// The reduced points' row (p with p[N-1] = 0) of reduced point t of output point o.
   KOKKOS_FORCEINLINE_FUNCTION Kokkos::Array<index_t, N> reduced_row(const Kokkos::Array<index_t, N>& o,
                                                                     index_t t) const {
@@ -318,7 +321,7 @@ void fold_axes_device(const Exec& exec, const char* label, const AxisPartial<R, 
                       const Kokkos::View<typename R::value_type*, Mem>& into) {
   using Acc = typename R::value_type;
   const index_t n = static_cast<index_t>(into.extent(0));
-  const index_t len = fold.last_reduced ? fold.outer * fold.rext[N - 1] : fold.outer;
+  const index_t len = fold.reduced_count();
   if (n == 0) return;
   const bool host = host_accessible<Mem>();
   const AxisWork w = AxisWork::make(n, len, fold.last_reduced, host);
@@ -454,11 +457,10 @@ Array<Out, E::rank, typename E::memory_space> reduce_axes_keep(const Exec& exec,
         // of the reduced values over vector groups where that leaves the GPU idle or reads
         // long rows uncoalesced (AxisWork::chunked)
         const bool device_form = !host_accessible<Mem>() || testing::knobs().point_items;
-        const index_t npoints = items.points, len = last ? outer * rext[N - 1] : outer;
         const auto run = [&](auto contig_tag) {
           constexpr bool Contig = decltype(contig_tag)::value;
           const AxisPartial<R, F, Src, N, Contig> body{src, into.data(), oext, rext, outer, last, center, cdiv};
-          if (device_form && AxisWork::chunked(npoints, len, last))
+          if (device_form && AxisWork::chunked(items.points, body.reduced_count(), last))
             fold_axes_device(exec, label, body, into);
           else
             for_box(exec, label, items, body);
