@@ -84,9 +84,10 @@ CALIBRATION = {
     # copies over NVLink, ordered by IPC events and MPI notices): a few us to start a copy plus
     # NVLink bandwidth; --calibration-from replaces it with the measured points.
     "halo_ipc": [[1024 * 8, 12.0e-6], [4096 * 8, 13.0e-6], [128 * 128 * 8, 14.0e-6], [256 * 256 * 8, 20.0e-6]],
-    # the backend the automatic choice gives a plan within one node (ipc since issue 24; NCCL
-    # between nodes, where the model adds the network terms)
-    "halo_backend_node": "ipc",
+    # the backend of the model's exchanges within one node: NCCL, the one measured so far; the
+    # automatic choice is ipc since issue 24, and --calibration-from sets this to the backend
+    # bench_halo's automatic runs used (between nodes always NCCL, with the network terms)
+    "halo_backend_node": "nccl",
     # assumed: between nodes (InfiniBand NDR, one 200 Gb/s port per GPU): latency added to the
     # intra-node alpha and the bandwidth per GPU.
     "net_latency": 10e-6,
@@ -221,13 +222,14 @@ def markdown(model, res, gpus):
     for k, (a, b) in model.halo.items():
         lines.append(f"| {k} | {a * 1e6:.1f} µs | {b / 1e9:.1f} GB/s |")
     for kind in ("weak", "strong"):
-        lines += ["", f"{kind.capitalize()} scaling efficiency (automatic backend: {model.cal['halo_backend_node']} within a "
-                  "node, NCCL between nodes)", "",
+        lines += ["", f"{kind.capitalize()} scaling efficiency (exchanges: {model.cal['halo_backend_node']} within a node, "
+                  "NCCL between nodes)", "",
                   "| run | " + " | ".join(f"{p} GPUs" for p in show) + " |",
                   "|---|" + "---|" * len(show)]
         for key, row in res[kind].items():
             lines.append(f"| {key} | " + " | ".join(f"{row[str(p)]:.2f}" for p in show) + " |")
-    lines += ["", "CFD grid-point-steps/s per GPU (automatic backend, blocking exchanges)", "",
+    lines += ["", f"CFD grid-point-steps/s per GPU ({model.cal['halo_backend_node']} within a node, blocking exchanges)",
+              "",
               "| local grid | " + " | ".join(f"{p} GPUs" for p in show) + " |", "|---|" + "---|" * len(show)]
     for key, row in res["cfd_throughput"].items():
         lines.append(f"| {key} | " + " | ".join(f"{row[str(p)] / 1e6:.0f} M" for p in show) + " |")
@@ -372,6 +374,10 @@ def calibration_from(doc):
             if len(pts) >= 2:
                 cal["halo_" + backend] = sorted(pts)
                 notes["halo_" + backend] = f"bench_halo at {g} GPUs, non-periodic face exchanges, {where}"
+    used = {h["used"].split()[-1] for h in halo if h["backend"] == "automatic" and h.get("used")}
+    if len(used) == 1 and used <= {"mpi", "nccl", "ipc"}:
+        cal["halo_backend_node"] = used.pop()
+        notes["halo_backend_node"] = f"the backend bench_halo's automatic runs used, {where}"
     ar = {a["gpus"]: a["latency_us"] for a in doc.get("allreduce", []) if a["way"] == "allreduce/device_mpi"
           and a.get("latency_us")}
     if 1 in ar and max(ar) > 1:
