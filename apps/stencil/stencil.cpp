@@ -49,48 +49,29 @@ void set_boundaries(const spmd::Array<double, 2>& grid) {
   spmd::assign(grid(0, all), 40.0, spmd::label("stencil::boundary_top"));
 }
 
-/// One step in place, as the NumPy script writes it. Neighbour-collective.
-void step_in_place(const spmd::Array<double, 2>& grid) {
-  auto center = grid(slice(1, -1), slice(1, -1));
-  const auto north = grid(slice(0, -2), slice(1, -1));
-  const auto east = grid(slice(1, -1), slice(2, none));
-  const auto west = grid(slice(1, -1), slice(0, -2));
-  const auto south = grid(slice(2, none), slice(1, -1));
-  grid.exchange_halo(spmd::Pattern::face);
-  // center = 0.2 * (...), with the statement's name in profiles
-  spmd::assign(center, 0.2 * (center + north + east + west + south), spmd::label("stencil::update_in_place"));
+/// cuNumeric's update of the grid's interior: 0.2 * (center + north + east + west + south).
+auto update_of(const spmd::Array<double, 2>& grid) {
+  const auto in = slice(1, -1);
+  return 0.2 * (grid(in, in) + grid(slice(0, -2), in) + grid(in, slice(2, none)) + grid(in, slice(0, -2)) +
+                grid(slice(2, none), in));
 }
 
-/// One step on the double buffer: next's interior from grid, then swap. Neighbour-collective.
-void step_double_buffer(spmd::Array<double, 2>& grid, spmd::Array<double, 2>& next) {
+/// One step: the halo exchange, then the interior in place (NumPy semantics: the statement reads
+/// the old values) or, with --fast, into `next` and swap. With --overlap the exchange travels on
+/// the library's side stream while the points that read no halo are updated, and the rest
+/// follow its end (overlap.hpp): the same values bit for bit. Neighbour-collective.
+void step(spmd::Array<double, 2>& grid, spmd::Array<double, 2>& next, bool fast, bool overlap) {
   const auto in = slice(1, -1);
-  grid.exchange_halo(spmd::Pattern::face);
-  spmd::assign(next(in, in),
-               0.2 * (grid(in, in) + grid(slice(0, -2), in) + grid(in, slice(2, none)) + grid(in, slice(0, -2)) +
-                      grid(slice(2, none), in)),
-               spmd::label("stencil::update"));
-  spmd::swap(grid, next);
-}
-
-/// The steps above with the exchange overlapped (--overlap): it travels on the library's side
-/// stream while the points that read no halo are updated; the rest follow its end (overlap.hpp).
-/// The same values bit for bit. Neighbour-collective.
-void step_in_place_overlapped(const spmd::Array<double, 2>& grid) {
-  const auto in = slice(1, -1);
-  auto pending = spmd::halo_begin_overlapped(grid, spmd::Pattern::face);
-  spmd::assign(pending, grid(in, in),
-               0.2 * (grid(in, in) + grid(slice(0, -2), in) + grid(in, slice(2, none)) + grid(in, slice(0, -2)) +
-                      grid(slice(2, none), in)),
-               spmd::label("stencil::update_in_place"));
-}
-void step_double_buffer_overlapped(spmd::Array<double, 2>& grid, spmd::Array<double, 2>& next) {
-  const auto in = slice(1, -1);
-  auto pending = spmd::halo_begin_overlapped(grid, spmd::Pattern::face);
-  spmd::assign(pending, next(in, in),
-               0.2 * (grid(in, in) + grid(slice(0, -2), in) + grid(in, slice(2, none)) + grid(in, slice(0, -2)) +
-                      grid(slice(2, none), in)),
-               spmd::label("stencil::update"));
-  spmd::swap(grid, next);
+  const auto dst = fast ? next(in, in) : grid(in, in);
+  const spmd::Label name = spmd::label(fast ? "stencil::update" : "stencil::update_in_place");
+  if (overlap) {
+    auto pending = spmd::halo_begin_overlapped(grid, spmd::Pattern::face);
+    spmd::assign(pending, dst, update_of(grid), name);
+  } else {
+    grid.exchange_halo(spmd::Pattern::face);
+    spmd::assign(dst, update_of(grid), name);
+  }
+  if (fast) spmd::swap(grid, next);
 }
 
 }  // namespace
@@ -159,10 +140,7 @@ int main(int argc, char** argv) {
     double timed_from = progress.elapsed();
     std::int64_t untimed = 0;
     for (int s = first; s <= steps; ++s) {
-      if (fast)
-        overlap ? step_double_buffer_overlapped(grid, next) : step_double_buffer(grid, next);
-      else
-        overlap ? step_in_place_overlapped(grid) : step_in_place(grid);
+      step(grid, next, fast, overlap);
       if (s == first && s < steps) {  // warm-up done
         Kokkos::fence();
         comm.barrier();

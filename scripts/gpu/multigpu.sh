@@ -5,7 +5,8 @@
 #
 #   scripts/gpu/multigpu.sh measure   scaling and benchmarks (about 6 minutes on 4 GPUs):
 #       weak scaling at 1, 2, 4 GPUs of apps/stencil (--fast and in place, with and without
-#       --overlap), cfd, swe and cg_solver (CSR, matrix-free; pipelined CG at the small size),
+#       --overlap), cfd (with and without --overlap), swe and cg_solver (CSR, matrix-free;
+#       pipelined CG at the small size),
 #       at >= 16M points per GPU and at 1M; strong scaling of stencil --fast at 16384^2 (also
 #       with the ipc, nccl and mpi backends forced at the most GPUs) and CG CSR at 8192^2;
 #       bench_halo per backend and its overlap benchmark at 2 and 4 GPUs (the one-rank periodic
@@ -148,6 +149,8 @@ measure() {
   done
   weak "cfd ${mid}^2/GPU" 0.95 "$mid" cfd --ny @NY@ --nx @NX@ --steps 10 --warmup 1 --quiet
   weak "cfd ${little}^2/GPU" 0.80 "$little" cfd --ny @NY@ --nx @NX@ --steps 20 --warmup 1 --quiet
+  weak "cfd --overlap ${mid}^2/GPU" 0.95 "$mid" cfd --ny @NY@ --nx @NX@ --steps 10 --warmup 1 --overlap --quiet
+  weak "cfd --overlap ${little}^2/GPU" 0.80 "$little" cfd --ny @NY@ --nx @NX@ --steps 20 --warmup 1 --overlap --quiet
   weak "swe ${mid}^2/GPU" 0.95 "$mid" swe --n @N@ --steps 50 --quiet
   weak "swe ${little}^2/GPU" 0.80 "$little" swe --n @N@ --steps 200 --quiet
   local cg=(cg_solver --problem poisson2d --tol 1e-30 --quiet)
