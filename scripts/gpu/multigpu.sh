@@ -145,7 +145,7 @@ measure() {
   local be
   for be in ipc nccl mpi; do
     SPMD_BACKEND=$be run "stencil --fast ${big}^2 SPMD_BACKEND=$be" strong 0.80 "$maxg" stencil --n "$big" --steps 100 \
-      --fast --quiet
+      --fast --quiet --spmd-log-view  # the log (logs.tgz) shows halo::plan, begin and end per backend
   done
   weak "cfd ${mid}^2/GPU" 0.95 "$mid" cfd --ny @NY@ --nx @NX@ --steps 10 --warmup 1 --quiet
   weak "cfd ${little}^2/GPU" 0.80 "$little" cfd --ny @NY@ --nx @NX@ --steps 20 --warmup 1 --quiet
