@@ -24,7 +24,6 @@
 #include "checkpoint_options.hpp"
 #include "report.hpp"
 
-#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -137,17 +136,9 @@ int main(int argc, char** argv) {
     spmd::apps::Progress progress(app, comm, "step", start.step + 1, steps);
     progress.start();
     double change = 0.0;
-    const int first = static_cast<int>(start.step) + 1;
-    double timed_from = progress.elapsed();
-    std::int64_t untimed = 0;
-    for (int s = first; s <= steps; ++s) {
+    for (int s = static_cast<int>(start.step) + 1; s <= steps; ++s) {
       step(u, v, g, r);
-      if (s == first && s < steps) {  // warm-up done
-        Kokkos::fence();
-        comm.barrier();
-        timed_from = progress.elapsed();
-        untimed = 1;
-      }
+      progress.after_step(s);  // the first step is a warm-up when there are more
       const bool due = progress.due(s);
       if (due || s == steps) {
         spmd::transform(diff, Minus{}, v, u, spmd::label("heat::change"));
@@ -160,8 +151,7 @@ int main(int argc, char** argv) {
       if (due) progress.report(s, format("t %.4e  max change %.3e", s * dt, change));
     }
     const std::int64_t done = steps - start.step;
-    Kokkos::fence();
-    report.set_timings(progress, progress.elapsed() - timed_from, std::max<std::int64_t>(done - untimed, 0),
+    report.set_timings(progress, progress.timed_seconds(), progress.timed_steps(done),
                        static_cast<double>(n) * static_cast<double>(n), "point-updates/s", comm);
     const double err = max_error(u, diff, h, alpha, steps * dt);
     const double total = spmd::sum(u);

@@ -29,7 +29,6 @@
 #include "checkpoint_options.hpp"
 #include "report.hpp"
 
-#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -136,25 +135,16 @@ int main(int argc, char** argv) {
     if (fast) next.exchange_halo(spmd::Pattern::face);
     spmd::apps::Progress progress(app, comm, "step", start.step + 1, steps);
     progress.start();
-    const int first = static_cast<int>(start.step) + 1;
-    double timed_from = progress.elapsed();
-    std::int64_t untimed = 0;
-    for (int s = first; s <= steps; ++s) {
+    for (int s = static_cast<int>(start.step) + 1; s <= steps; ++s) {
       step(grid, next, fast, overlap);
-      if (s == first && s < steps) {  // warm-up done
-        Kokkos::fence();
-        comm.barrier();
-        timed_from = progress.elapsed();
-        untimed = 1;
-      }
+      progress.after_step(s);  // the first step is a warm-up when there are more
 #if SPMD_HAVE_HDF5
       if (ckpt.due(s)) ckpt.save(start, s, {{"grid", grid}}, record);
 #endif
       if (progress.due(s)) progress.report(s, format("sum %.10e", spmd::sum(grid)));
     }
     const std::int64_t done = steps - start.step;
-    Kokkos::fence();
-    report.set_timings(progress, progress.elapsed() - timed_from, std::max<std::int64_t>(done - untimed, 0),
+    report.set_timings(progress, progress.timed_seconds(), progress.timed_steps(done),
                        static_cast<double>(n) * static_cast<double>(n), "points/s", comm);
     const double check = spmd::sum(grid);
     // cuNumeric's own figure: the mean of the interior

@@ -498,19 +498,10 @@ int main(int argc, char** argv) {
     spmd::apps::Report report(app, comm);
     spmd::apps::Progress progress(app, comm, "step", start.step + 1, steps);
     progress.start();
-    // The first step builds the statements' plans and buffers (and maps the peers' or connects
-    // NCCL): it is untimed when there are more.
-    double timed_from = progress.elapsed();
-    std::int64_t untimed = 0;
     for (std::int64_t k = start.step + 1; k <= steps; ++k) {
       dt = step(s, cfl, theta);
       t += dt;
-      if (k == start.step + 1 && k < steps) {  // warm-up done
-        Kokkos::fence();
-        comm.barrier();
-        timed_from = progress.elapsed();
-        untimed = 1;
-      }
+      progress.after_step(k);  // the first step (its statements' plans and buffers) is a warm-up
 #if SPMD_HAVE_HDF5
       if (ckpt.due(k)) ckpt.save(start, k, {{"w", s.w}, {"hu", s.hu}, {"hv", s.hv}}, record, {{"time", t}});
 #endif
@@ -518,7 +509,7 @@ int main(int argc, char** argv) {
     }
     Kokkos::fence();
     const std::int64_t done = steps - start.step;
-    report.set_timings(progress, progress.elapsed() - timed_from, std::max<std::int64_t>(done - untimed, 0),
+    report.set_timings(progress, progress.timed_seconds(), progress.timed_steps(done),
                        static_cast<double>(n) * static_cast<double>(n), "points/s", comm);
     const Check c = check_values(s);
     const double change = (c.mass - mass0) / mass0;
