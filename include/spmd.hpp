@@ -20,6 +20,7 @@
 #include "spmd/math.hpp"
 #include "spmd/slice.hpp"
 #include "spmd/expr.hpp"
+#include "spmd/overlap.hpp"
 #include "spmd/reduce.hpp"
 #include "spmd/axis_reduce.hpp"
 #include "spmd/scan.hpp"

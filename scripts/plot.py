@@ -11,6 +11,11 @@ so run it with /usr/bin/python3 on Debian.
       Runs of one app (or one benchmark) at several rank counts: the rate against ranks, and the
       parallel efficiency. auto: strong when every run of a group has the same global size, weak
       otherwise (the rate per rank is then what stays flat).
+  plot.py multigpu    MULTIGPU.json [-o OUT.png]
+      The multi-GPU runs of scripts/gpu/multigpu.sh (its multigpu.json, schema
+      spmdarray-multigpu/1): parallel efficiency against GPUs of every weak and every strong
+      series, each with its target as a dotted line of the same colour, and the halo exchange's
+      latency per backend and case at each GPU count (bench_halo).
   plot.py convergence FILES... [-o OUT.png]
       Residual histories: relative residual against iteration, log scale. A cg_solver --json file
       (key residual_history, when the app writes one) or the app's stdout with --monitor K (the
@@ -343,10 +348,67 @@ def plot_convergence(histories, out, title, footnote):
     plt.close(fig)
 
 
+def load_multigpu(path):
+    doc = load_json(path)
+    if not isinstance(doc, dict) or doc.get("schema") != "spmdarray-multigpu/1":
+        raise InputError(f"{path}: not a multigpu.json (schema spmdarray-multigpu/1, scripts/gpu/multigpu.sh)")
+    series = [s for s in doc.get("series", []) if len(s.get("efficiency", {})) >= 2]
+    if not series:
+        raise InputError(f"{path}: no series with efficiencies at two or more GPU counts")
+    return doc, series
+
+
+def plot_multigpu(doc, series, out, title, footnote):
+    plt = pyplot()
+    halo = [h for h in doc.get("halo", []) if h.get("latency_us") is not None]
+    panels = 3 if halo else 2
+    fig, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 4.6))
+    colors = plt.get_cmap("tab20")
+    gpus = sorted({int(g) for s in series for g in s["efficiency"]})
+    for ax, kind in zip(axes, ("weak", "strong")):
+        mine = [s for s in series if s.get("kind") == kind]
+        for i, s in enumerate(mine):
+            ps = sorted(int(g) for g in s["efficiency"])
+            c = colors(i % 20)
+            ax.plot(ps, [s["efficiency"][str(p)] for p in ps], "o-", ms=4, color=c, label=s["name"])
+            ax.axhline(s["target"], color=c, lw=0.8, ls=":")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(gpus)
+        ax.set_xticklabels([str(g) for g in gpus])
+        ax.set_ylim(0, 1.15)
+        ax.set_xlabel("GPUs (one rank each)")
+        ax.set_ylabel("parallel efficiency")
+        ax.set_title(f"{kind} scaling (dotted: targets)", fontsize=9)
+        ax.grid(True, alpha=0.3)
+        if mine:
+            ax.legend(fontsize=6, loc="lower left")
+    if halo:
+        ax = axes[2]
+        keys = sorted({(h["gpus"], h["case"]) for h in halo})
+        backends = [b for b in ("automatic", "mpi", "nccl", "ipc") if any(h["backend"] == b for h in halo)]
+        width = 0.8 / max(1, len(backends))
+        for j, b in enumerate(backends):
+            vals = [next((h["latency_us"] for h in halo if (h["gpus"], h["case"]) == k and h["backend"] == b), 0)
+                    for k in keys]
+            ax.barh([i + j * width for i in range(len(keys))], vals, height=width, label=b)
+        ax.set_yticks([i + 0.4 - width / 2 for i in range(len(keys))])
+        ax.set_yticklabels([f"{g} GPUs, {c}" for g, c in keys], fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        ax.set_xlabel("µs per exchange (bench_halo)")
+        ax.set_title("halo exchange per backend", fontsize=9)
+        ax.legend(fontsize=7)
+    fig.suptitle(title or f"spmdarray on several GPUs: {doc.get('machine', '')}, {doc.get('date', '')}", fontsize=10)
+    fig.tight_layout(rect=(0, 0.04, 1, 0.96))
+    note(fig, footnote)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    p.add_argument("kind", choices=("roofline", "scaling", "convergence"))
+    p.add_argument("kind", choices=("roofline", "scaling", "convergence", "multigpu"))
     p.add_argument("files", nargs="+")
     p.add_argument("-o", "--output", help="PNG to write (default: <kind>.png)")
     p.add_argument("--copy-gbs", type=float, help="roofline: the copy bandwidth in GB/s")
@@ -365,6 +427,11 @@ def main(argv=None):
     try:
         if a.kind == "convergence":
             plot_convergence([history_from(f) for f in a.files], out, a.title, a.note)
+        elif a.kind == "multigpu":
+            if len(a.files) != 1:
+                raise InputError("multigpu takes one multigpu.json")
+            doc, series = load_multigpu(a.files[0])
+            plot_multigpu(doc, series, out, a.title, a.note)
         else:
             runs = [r for f in a.files for r in runs_from(f, bpp)]
             if a.kind == "roofline":

@@ -30,6 +30,17 @@ Usage (matplotlib for the plots: Debian's python3-matplotlib, so /usr/bin/python
   --markdown   the tables of docs/scaling-model.md on stdout
   --plot P     P-weak.png (efficiency against GPUs), P-strong.png, P-cfd.png (CFD throughput per
                GPU next to cuNumeric's published curve)
+  --calibration-from MULTIGPU.json
+               recalibrate from a run of scripts/gpu/multigpu.sh (its multigpu.json): the one-GPU
+               compute points of stencil_app, cfd, cg_csr and cg_mf (both sizes: t0 measured), the
+               halo fits of each backend from bench_halo at the fewest GPUs > 1 (2-D face n = 1024 and
+               4096, 3-D face n = 256: one message of n or n^2 doubles each way), and the all-reduce
+               stage from bench_allreduce (device_mpi: (t(P) - t(1)) / log2 P at the most GPUs);
+               --write-calibration FILE saves what was derived (with its sources) as a JSON for
+               --calibration
+  --measured MULTIGPU.json
+               the measured efficiencies of every series next to the model's prediction for the
+               same app, size, GPU count, overlap and backend (markdown table on stdout)
   --check      checks that the model reproduces its calibration points (one GPU) within 0.5%,
                that every efficiency is in (0, 1] and that overlap never predicts a slower run;
                exit 1 on a failure (ctest runs this: scaling_model_check)
@@ -69,6 +80,14 @@ CALIBRATION = {
     # [bytes per message, seconds].
     "halo_nccl": [[1024 * 8, 35.5e-6], [4096 * 8, 36.9e-6], [128 * 128 * 8, 37.6e-6], [256 * 256 * 8, 42.2e-6]],
     "halo_mpi": [[1024 * 8, 42.3e-6], [4096 * 8, 50.1e-6], [128 * 128 * 8, 84.5e-6], [256 * 256 * 8, 213e-6]],
+    # assumed until measured (issue 24's bench_halo backend:3): the intra-node ipc backend (CUDA IPC
+    # copies over NVLink, ordered by IPC events and MPI notices): a few us to start a copy plus
+    # NVLink bandwidth; --calibration-from replaces it with the measured points.
+    "halo_ipc": [[1024 * 8, 12.0e-6], [4096 * 8, 13.0e-6], [128 * 128 * 8, 14.0e-6], [256 * 256 * 8, 20.0e-6]],
+    # the backend of the model's exchanges within one node: NCCL, the one measured so far; the
+    # automatic choice is ipc since issue 24, and --calibration-from sets this to the backend
+    # bench_halo's automatic runs used (between nodes always NCCL, with the network terms)
+    "halo_backend_node": "nccl",
     # assumed: between nodes (InfiniBand NDR, one 200 Gb/s port per GPU): latency added to the
     # intra-node alpha and the bandwidth per GPU.
     "net_latency": 10e-6,
@@ -107,7 +126,7 @@ class Model:
                 t0 = c["t0"] if "t0" in c else self.compute[c["t0_from"]][0]
                 rate = pts[0][0] / (pts[0][1] - t0)
             self.compute[name] = (t0, rate)
-        self.halo = {k: fit_line(cal["halo_" + k]) for k in ("nccl", "mpi")}
+        self.halo = {k: fit_line(cal["halo_" + k]) for k in ("nccl", "mpi", "ipc")}
 
     def t_compute(self, app, n):
         t0, rate = self.compute[app]
@@ -120,12 +139,15 @@ class Model:
             py -= 1
         return p // py, py
 
-    def t_halo(self, p, side_x, side_y, backend="nccl"):
+    def t_halo(self, p, side_x, side_y, backend=None):
         """One exchange of a 2-D block side_x x side_y (points) with a face halo of width 1 on a
         px x py grid: the busiest GPU's messages, 8-byte values, sent together (bytes add up on
-        the link). Off-node when the grid spans more than one node."""
+        the link). Off-node when the grid spans more than one node (then NCCL: the automatic
+        choice of a plan whose peers are not all on one node). backend None: the automatic one."""
         if p == 1:
             return 0.0  # a one-rank non-periodic exchange is a no-op (measured 0.9 us)
+        if backend is None:
+            backend = self.cal["halo_backend_node"] if p <= self.cal["gpus_per_node"] else "nccl"
         px, py = self.grid(p)
         nmsg_x = 2 if px > 2 else 1  # neighbours along x
         nmsg_y = 2 if py > 2 else (1 if py == 2 else 0)
@@ -142,7 +164,7 @@ class Model:
         off_node = math.log2(p / g) if p > g else 0.0
         return on_node * self.cal["allreduce_stage_node"] + off_node * self.cal["allreduce_stage_net"]
 
-    def step(self, app, p, n_local_side, backend="nccl", overlap=False):
+    def step(self, app, p, n_local_side, backend=None, overlap=False):
         """Seconds per step (iteration) on p GPUs of a square local block n_local_side^2."""
         n = n_local_side * n_local_side
         tc = self.t_compute(app, n)
@@ -200,12 +222,14 @@ def markdown(model, res, gpus):
     for k, (a, b) in model.halo.items():
         lines.append(f"| {k} | {a * 1e6:.1f} µs | {b / 1e9:.1f} GB/s |")
     for kind in ("weak", "strong"):
-        lines += ["", f"{kind.capitalize()} scaling efficiency (NCCL)", "",
+        lines += ["", f"{kind.capitalize()} scaling efficiency (exchanges: {model.cal['halo_backend_node']} within a node, "
+                  "NCCL between nodes)", "",
                   "| run | " + " | ".join(f"{p} GPUs" for p in show) + " |",
                   "|---|" + "---|" * len(show)]
         for key, row in res[kind].items():
             lines.append(f"| {key} | " + " | ".join(f"{row[str(p)]:.2f}" for p in show) + " |")
-    lines += ["", "CFD grid-point-steps/s per GPU (NCCL, blocking exchanges)", "",
+    lines += ["", f"CFD grid-point-steps/s per GPU ({model.cal['halo_backend_node']} within a node, blocking exchanges)",
+              "",
               "| local grid | " + " | ".join(f"{p} GPUs" for p in show) + " |", "|---|" + "---|" * len(show)]
     for key, row in res["cfd_throughput"].items():
         lines.append(f"| {key} | " + " | ".join(f"{row[str(p)] / 1e6:.0f} M" for p in show) + " |")
@@ -230,7 +254,8 @@ def check(model, res):
             for p, e in row.items():
                 if e < plain[p] - 1e-12:
                     bad.append(f"{key} at {p} GPUs: overlap {e:.3f} below blocking {plain[p]:.3f}")
-    for k, pts in (("nccl", model.cal["halo_nccl"]), ("mpi", model.cal["halo_mpi"])):
+    for k in ("nccl", "mpi", "ipc"):
+        pts = model.cal["halo_" + k]
         a, b = model.halo[k]
         worst = max(abs(a + x / b - t) / t for x, t in pts)
         if worst > 0.25:
@@ -284,6 +309,106 @@ def plot(res, prefix, model):
     plt.close(fig)
 
 
+# ---- recalibration from, and comparison with, the multi-GPU runs (scripts/gpu/multigpu.sh) -----
+
+
+def series_model(name):
+    """(model app, side, overlap, backend) of a multigpu.json series name, or None: "stencil
+    --fast 16384^2/GPU", "cg matrix-free 4096^2/GPU", "stencil --fast 16384^2 SPMD_BACKEND=nccl"."""
+    import re
+
+    m = re.search(r"(\d+)\^2", name)
+    if not m:
+        return None
+    side = int(m.group(1))
+    if name.startswith("stencil"):
+        app = "stencil_app" if "--fast" in name else None
+    elif name.startswith("cfd"):
+        app = "cfd"
+    elif name.startswith("cg"):
+        app = None if "--pipelined" in name else ("cg_mf" if "matrix-free" in name else "cg_csr")
+    else:
+        app = None
+    b = re.search(r"SPMD_BACKEND=(\w+)", name)
+    return (app, side, "--overlap" in name, b.group(1) if b else None) if app else None
+
+
+def calibration_from(doc):
+    """CALIBRATION keys measured by a multigpu.json run, each with a note of where it came from."""
+    import re
+
+    cal, notes = {}, {}
+    where = f"{doc.get('machine', '?')}, {doc.get('date', '?')} (scripts/gpu/multigpu.sh)"
+    one = {}  # model app -> [[points, seconds per step], ...] from the 1-GPU runs
+    for s in doc.get("series", []):
+        sm = series_model(s["name"])
+        if not sm or sm[2] or sm[3]:
+            continue
+        app, side = sm[0], sm[1]
+        for p in s["points"]:
+            if p["gpus"] == 1 and p.get("seconds_per_step") and s["kind"] == "weak":
+                pts = 1.0 * side * side
+                if app in ("cg_csr", "cg_mf"):  # per iteration already; rows = side^2
+                    one.setdefault(app, []).append([pts, p["seconds_per_step"]])
+                else:
+                    one.setdefault(app, []).append([pts, p["seconds_per_step"]])
+    for app, pts in one.items():
+        pts = sorted({tuple(x) for x in pts})
+        if len(pts) >= 2:
+            entry = {"points": [list(x) for x in pts]}
+            if app == "cfd":
+                entry["nit"] = CALIBRATION["cfd"]["nit"]
+            cal[app] = entry
+            notes[app] = f"1-GPU runs at {len(pts)} sizes, {where}"
+    halo = [h for h in doc.get("halo", []) if h.get("latency_us") and h["gpus"] > 1]
+    if halo:
+        g = min(h["gpus"] for h in halo)
+        for backend in ("mpi", "nccl", "ipc"):
+            pts = []
+            for h in halo:
+                m = re.match(r"(\d)d face n=(\d+)$", h["case"])
+                if h["gpus"] != g or h["backend"] != backend or not m:
+                    continue
+                n = int(m.group(2))
+                pts.append([8.0 * (n if m.group(1) == "2" else n * n), h["latency_us"] * 1e-6])
+            if len(pts) >= 2:
+                cal["halo_" + backend] = sorted(pts)
+                notes["halo_" + backend] = f"bench_halo at {g} GPUs, non-periodic face exchanges, {where}"
+    used = {h["used"].split()[-1] for h in halo if h["backend"] == "automatic" and h.get("used")}
+    if len(used) == 1 and used <= {"mpi", "nccl", "ipc"}:
+        cal["halo_backend_node"] = used.pop()
+        notes["halo_backend_node"] = f"the backend bench_halo's automatic runs used, {where}"
+    ar = {a["gpus"]: a["latency_us"] for a in doc.get("allreduce", []) if a["way"] == "allreduce/device_mpi"
+          and a.get("latency_us")}
+    if 1 in ar and max(ar) > 1:
+        p = max(ar)
+        cal["allreduce_stage_node"] = max(0.0, (ar[p] - ar[1]) * 1e-6 / math.log2(p))
+        notes["allreduce_stage_node"] = f"bench_allreduce device_mpi at 1 and {p} GPUs, {where}"
+    return cal, notes
+
+
+def measured_table(model, doc):
+    lines = ["| series | GPUs | measured | model | model app, backend |", "|---|---|---|---|---|"]
+    for s in doc.get("series", []):
+        sm = series_model(s["name"])
+        for g, e in sorted(s.get("efficiency", {}).items(), key=lambda x: int(x[0])):
+            p = int(g)
+            if p == 1:
+                continue
+            if not sm:
+                lines.append(f"| {s['name']} | {p} | {e:.2f} | - | not modelled |")
+                continue
+            app, side, overlap, backend = sm
+            t1 = model.step(app, 1, side)
+            if s["kind"] == "weak":
+                pred = t1 / model.step(app, p, side, backend=backend, overlap=overlap)
+            else:
+                pred = t1 / (p * model.step(app, p, math.sqrt(side * side / p), backend=backend, overlap=overlap))
+            shown = backend or (model.cal["halo_backend_node"] if p <= model.cal["gpus_per_node"] else "nccl")
+            lines.append(f"| {s['name']} | {p} | {e:.2f} | {pred:.2f} | {app}, {shown} |")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--calibration", help="JSON object overriding CALIBRATION keys")
@@ -292,15 +417,28 @@ def main(argv=None):
     ap.add_argument("--plot", help="PNG prefix")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--calibration-from", help="a multigpu.json (scripts/gpu/multigpu.sh) to recalibrate from")
+    ap.add_argument("--write-calibration", help="with --calibration-from: write the derived keys here")
+    ap.add_argument("--measured", help="a multigpu.json: measured efficiencies next to the model's")
     a = ap.parse_args(argv)
     cal = json.loads(json.dumps(CALIBRATION))
     if a.calibration:
         with open(a.calibration) as f:
             over = json.load(f)
+        over.pop("notes", None)
         unknown = sorted(set(over) - set(cal))
         if unknown:
             sys.exit(f"scaling_model.py: unknown calibration keys {unknown} in {a.calibration}")
         cal.update(over)
+    if a.calibration_from:
+        with open(a.calibration_from) as f:
+            derived, notes = calibration_from(json.load(f))
+        cal.update(derived)
+        for k, v in notes.items():
+            print(f"calibrated {k}: {v}", file=sys.stderr)
+        if a.write_calibration:
+            with open(a.write_calibration, "w") as f:
+                json.dump(dict(derived, notes=notes), f, indent=1)
     gpus = [int(x) for x in a.gpus.split(",")] if a.gpus else gpu_counts(2048)
     model = Model(cal)
     res = predict(model, gpus)
@@ -310,6 +448,9 @@ def main(argv=None):
                        "gpus": gpus, "predictions": res}, f, indent=1)
     if a.markdown:
         print(markdown(model, res, gpus))
+    if a.measured:
+        with open(a.measured) as f:
+            print(measured_table(model, json.load(f)))
     if a.plot:
         plot(res, a.plot, model)
     if a.check:

@@ -11,8 +11,9 @@
       flat colour). Checks what plot.py read against what the apps printed: the convergence
       history ends below the tolerance and starts at 1, each roofline bar's GB/s is the app's
       own gb_per_second or its rate x 16 B per point, and the copy bandwidth taken from the
-      benchmark JSON is its largest BM_copy_view's GB/s. Inputs without anything to plot must fail
-      with exit status 2.
+      benchmark JSON is its largest BM_copy_view's GB/s; scripts/gpu/multigpu_summary.py over
+      these runs records their efficiency rate(2) / (2 rate(1)) and plot.py multigpu draws it.
+      Inputs without anything to plot must fail with exit status 2.
 """
 
 import json
@@ -138,11 +139,33 @@ def check(plot, d):
         # the monitor prints every 5th iteration, plus the last
         expect(len(its) == doc["iterations"] // 5 + 1 + (doc["iterations"] % 5 != 0), f"{f}: {len(its)} points")
 
+    # The multi-GPU summary (scripts/gpu/multigpu_summary.py) over the stencil runs as a strong
+    # series and the cg_solver runs as a weak one, then its plot: the efficiency it records is
+    # rate(2) / (2 rate(1)) of the apps' own JSON.
+    mg = os.path.join(d, "multigpu")
+    os.makedirs(os.path.join(mg, "json"), exist_ok=True)
+    with open(os.path.join(mg, "runs.tsv"), "w") as f:
+        for n, path in enumerate(st, 1):
+            f.write(f"stencil fixture\tstrong\t{n}\t0.8\t{os.path.relpath(path, mg)}\t0\n")
+        for n, path in enumerate(cg, 1):
+            f.write(f"cg fixture\tweak\t{n}\t0.9\t{os.path.relpath(path, mg)}\t0\n")
+    summary = os.path.join(os.path.dirname(os.path.abspath(plot)), "gpu", "multigpu_summary.py")
+    table = run([py, summary, mg, "--machine", "test fixture"])
+    doc = json.load(open(os.path.join(mg, "multigpu.json")))
+    for name, files in (("stencil fixture", st), ("cg fixture", cg)):
+        r1, r2 = (json.load(open(f))["timings"]["rate"] for f in files)
+        s = next(x for x in doc["series"] if x["name"] == name)
+        expect(abs(s["efficiency"]["2"] - r2 / (2 * r1)) <= 1e-12 * r2 / r1, f"multigpu.json: {name} efficiency")
+        expect(name in table, f"summary table names {name}")
+    out = os.path.join(d, "multigpu.png")
+    run([py, plot, "multigpu", os.path.join(mg, "multigpu.json"), "-o", out, "--note", note])
+    png_ok(out, 800, 300)
+
     # Nothing to plot: refused with status 2, no PNG written.
     bad = os.path.join(d, "nothing.json")
     with open(bad, "w") as f:
         json.dump({"app": "cg_solver", "ranks": 1}, f)
-    refused = [["roofline", "--copy-gbs", "5", bad], ["scaling", cg[0]], ["roofline", *cg]]
+    refused = [["roofline", "--copy-gbs", "5", bad], ["scaling", cg[0]], ["roofline", *cg], ["multigpu", cg[0]]]
     if "residual_history" not in json.load(open(cg[0])):  # the app writes none today
         refused.append(["convergence", cg[0]])
     for args in refused:
@@ -152,7 +175,7 @@ def check(plot, d):
     if failures:
         print(f"{len(failures)} check(s) failed")
         return 1
-    print("plot.py: roofline, scaling and convergence PNGs from real app runs ok")
+    print("plot.py: roofline, scaling, convergence and multigpu PNGs from real app runs ok")
     return 0
 
 

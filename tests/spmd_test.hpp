@@ -73,6 +73,12 @@ template <class MemorySpace = DefaultMemorySpace>
 std::vector<Backend> backends() {
   std::vector<Backend> b{Backend::mpi};
   if (!impl::host_accessible<MemorySpace>() && impl::nccl_usable(world())) b.push_back(Backend::nccl);
+  if constexpr (impl::ipc_space_supported<MemorySpace>()) {  // every rank on one node (with peer access)
+    std::vector<int> everyone;
+    for (int r = 0; r < world().size(); ++r) everyone.push_back(r);
+    const bool here = impl::ipc_reachable(world(), everyone, impl::ipc_space_of<MemorySpace>());
+    if (world().allreduce(here ? 1 : 0, Op::min) == 1) b.push_back(Backend::ipc);
+  }
   return b;
 }
 

@@ -2,6 +2,8 @@
 // index (if any) its halo value must come from.
 #include "spmd_test.hpp"
 
+#include <algorithm>
+
 using spmd::Array;
 using spmd::Distribution;
 using spmd::Index;
@@ -175,9 +177,29 @@ TEST(Halo, SeveralArraysInOneExchange) {
 
 TEST(Halo, BackendChoice) {
   Distribution<1> d(world(), {32}, spmd::halo(1));
+  const spmd::Backend env = spmd::impl::env_backend();  // SPMD_BACKEND (the suite runs under each)
   spmd::HaloExchange<double, 1, Kokkos::HostSpace> host_plan(d, Pattern::face, {1}, spmd::Backend::automatic);
-  EXPECT_EQ(host_plan.backend(), spmd::Backend::mpi);  // host memory: MPI reads it directly
+  // host memory: MPI reads it directly, unless SPMD_BACKEND=ipc forces the shared-memory channel
+  EXPECT_EQ(host_plan.backend(), env == spmd::Backend::ipc ? spmd::Backend::ipc : spmd::Backend::mpi);
   EXPECT_FALSE(host_plan.staged());
+  // device memory, automatic: one rank never needs NCCL; several on one node with peer access use
+  // ipc; a host build uses MPI
+  spmd::HaloExchange<double, 1> auto_plan(d, Pattern::face, {1}, spmd::Backend::automatic);
+  if (env == spmd::Backend::automatic) {
+    if (spmd::impl::host_accessible<spmd::DefaultMemorySpace>() || world().size() == 1) {
+      EXPECT_EQ(auto_plan.backend(), spmd::Backend::mpi);
+    } else {
+      const auto b = spmd::testing::backends();
+      const bool ipc = std::find(b.begin(), b.end(), spmd::Backend::ipc) != b.end();
+      const bool nccl = std::find(b.begin(), b.end(), spmd::Backend::nccl) != b.end();
+      EXPECT_EQ(auto_plan.backend(), ipc ? spmd::Backend::ipc : (nccl ? spmd::Backend::nccl : spmd::Backend::mpi));
+    }
+  } else {
+    EXPECT_EQ(auto_plan.backend(), env);
+  }
+  // ipc on host memory: POSIX shared memory between the ranks of one node
+  spmd::HaloExchange<double, 1, Kokkos::HostSpace> shm_plan(d, Pattern::face, {1}, spmd::Backend::ipc);
+  EXPECT_EQ(shm_plan.backend(), spmd::Backend::ipc);
   spmd::HaloExchange<double, 1> dev_plan(d, Pattern::face, {1}, spmd::Backend::mpi);
   EXPECT_EQ(dev_plan.staged(),
             !spmd::impl::host_accessible<spmd::DefaultMemorySpace>() && !spmd::impl::mpi_cuda_aware());

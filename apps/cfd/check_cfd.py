@@ -17,7 +17,8 @@ serially here.
 The grids are uneven over 3 and 4 ranks; on the 7 x 5 grid single rows and columns sit alone on
 a rank, so the wall conditions (p[-1, :] = p[-2, :]) and the periodic columns read through halos
 filled from other ranks. Runs start from --perturb 0.1 (so that v, p and every column differ),
-and once from rest, as cuNumeric does (then v = 0 and p = 1 throughout).
+and once from rest, as cuNumeric does (then v = 0 and p = 1 throughout). --overlap (the pressure
+sweeps' exchanges overlapping their interior) runs at MAXRANKS in both forms: the same fields.
 
 usage: check_cfd.py MPIEXEC CFD_EXE WORKDIR MAXRANKS [HDF5]
 """
@@ -96,7 +97,8 @@ both = [[], ["--moved-columns"]]
 check_case(23, 17, AMPLITUDE,
            [(1, e) for e in both] + [(2, e + g) for g in ([], ["--grid", "1,2"]) for e in both] +
            [(3, e + g) for g in ([], ["--grid", "1,3"]) for e in both] +
-           [(4, e + g) for g in ([], ["--grid", "1,4"]) for e in both])
+           [(4, e + g) for g in ([], ["--grid", "1,4"]) for e in both] +
+           [(maxranks, ["--overlap"]), (maxranks, ["--overlap", "--moved-columns"])])
 check_case(7, 5, AMPLITUDE, [(1, [])] + [(3, e + ["--grid", "3,1"]) for e in both] +
            [(4, e + g) for g in (["--grid", "4,1"], ["--grid", "1,4"]) for e in both])
 check_case(23, 17, 0.0, [(1, []), (2, ["--grid", "1,2"])])

@@ -83,6 +83,24 @@ class Progress {
     t0_ = MPI_Wtime();
   }
   double elapsed() const { return MPI_Wtime() - t0_; }
+  /// Call after each step: after the first step of a run that has more, the clock of the timed
+  /// steps restarts (that step built the plans, mapped the peers' buffers or connected NCCL, and
+  /// sized the statements' buffers: costs paid once, kept out of the rate). Collective then (a
+  /// fence and a barrier), Local otherwise.
+  void after_step(std::int64_t step) {
+    if (step != first_ || step >= last_) return;
+    Kokkos::fence();
+    comm_.barrier();
+    timed_from_ = elapsed();
+    untimed_ = 1;
+  }
+  /// Seconds of the timed steps so far (after a fence). Local.
+  double timed_seconds() const {
+    Kokkos::fence();
+    return elapsed() - timed_from_;
+  }
+  /// The timed steps among `done` steps run. Local.
+  std::int64_t timed_steps(std::int64_t done) const { return done - untimed_ > 0 ? done - untimed_ : 0; }
   std::int64_t first() const { return first_; }
   std::int64_t last() const { return last_; }
   void set_last(std::int64_t last) { last_ = last; }
@@ -129,7 +147,8 @@ class Progress {
   const Comm& comm_;
   std::string unit_;
   std::int64_t first_, last_;
-  double t0_ = 0;
+  double t0_ = 0, timed_from_ = 0;
+  std::int64_t untimed_ = 0;
   nlohmann::json resources_ = nlohmann::json::array();
 };
 

@@ -2,8 +2,9 @@
 """stencil check: the app at 1..MAXRANKS ranks, in place and with --fast, on a small grid. The
 check value (the sum of the final grid) must equal NumPy's, run serially here with cuNumeric's
 script (perf/peers/numpy_stencil.py), to roundoff. Where the build has HDF5 (HDF5 = 1), the
-final grid must also be the same bit for bit at every rank count and in both forms (crc32), and
-equal NumPy's grid bit for bit (a checkpoint of the last iteration, read with h5py).
+final grid must also be the same bit for bit at every rank count and in both forms (crc32), with
+--overlap too (at MAXRANKS), and equal NumPy's grid bit for bit (a checkpoint of the last
+iteration, read with h5py).
 
 usage: check_stencil.py MPIEXEC STENCIL_EXE WORKDIR MAXRANKS [HDF5]
 """
@@ -33,6 +34,13 @@ for np_ in range(1, maxranks + 1):
                 or r["problem"]["shape"] != [n + 2, n + 2]:
             sys.exit(f"FAIL: unexpected JSON {r}")
         results.append((np_, fast, r))
+# --overlap (the exchange in flight while the interior is updated): the same grid, both forms
+for fast in (False, True):
+    args = ["--n", str(n), "--steps", str(steps), "--overlap"] + (["--fast"] if fast else [])
+    r = apptest.run(mpiexec, exe, maxranks, args, os.path.join(work, f"overlap{'-fast' if fast else ''}.json"), 120)
+    if r["options"].get("overlap") != "true":
+        sys.exit(f"FAIL: --overlap not recorded in the options {r['options']}")
+    results.append((maxranks, fast, r))
 
 for np_, fast, r in results:
     if abs(r["check"]["sum"] - ref) > 1e-12 * abs(ref):

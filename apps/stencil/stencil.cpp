@@ -5,9 +5,12 @@
 //   center = 0.2 * (center + north + east + west + south)     (NumPy semantics, in place)
 //
 // or, with --fast, the double buffer: next[1:-1, 1:-1] = 0.2 * (...u...); swap(u, next). Both give
-// the same grid bit for bit, at any rank count (each point's update is the same arithmetic).
+// the same grid bit for bit, at any rank count (each point's update is the same arithmetic), and
+// so does --overlap (the halo exchange travels while the points that read no halo are updated).
+// The timer starts after the halo plans, their first exchange and the first step (when there are
+// more): JSON's timings.steps counts the timed steps.
 //
-//   mpirun -n P ./stencil [--n 1000] [--steps 100] [--fast] [--monitor 100] [--json FILE] [--quiet]
+//   mpirun -n P ./stencil [--n 1000] [--steps 100] [--fast] [--overlap] [--monitor 100] [--json FILE] [--quiet]
 //                         [--resources] [--checkpoint-every K --checkpoint PREFIX] [--restart FILE|latest]
 //
 // --n is the number of unknowns (interior points) per axis, as in every app (docs/apps.md).
@@ -45,27 +48,29 @@ void set_boundaries(const spmd::Array<double, 2>& grid) {
   spmd::assign(grid(0, all), 40.0, spmd::label("stencil::boundary_top"));
 }
 
-/// One step in place, as the NumPy script writes it. Neighbour-collective.
-void step_in_place(const spmd::Array<double, 2>& grid) {
-  auto center = grid(slice(1, -1), slice(1, -1));
-  const auto north = grid(slice(0, -2), slice(1, -1));
-  const auto east = grid(slice(1, -1), slice(2, none));
-  const auto west = grid(slice(1, -1), slice(0, -2));
-  const auto south = grid(slice(2, none), slice(1, -1));
-  grid.exchange_halo(spmd::Pattern::face);
-  // center = 0.2 * (...), with the statement's name in profiles
-  spmd::assign(center, 0.2 * (center + north + east + west + south), spmd::label("stencil::update_in_place"));
+/// cuNumeric's update of the grid's interior: 0.2 * (center + north + east + west + south).
+auto update_of(const spmd::Array<double, 2>& grid) {
+  const auto in = slice(1, -1);
+  return 0.2 * (grid(in, in) + grid(slice(0, -2), in) + grid(in, slice(2, none)) + grid(in, slice(0, -2)) +
+                grid(slice(2, none), in));
 }
 
-/// One step on the double buffer: next's interior from grid, then swap. Neighbour-collective.
-void step_double_buffer(spmd::Array<double, 2>& grid, spmd::Array<double, 2>& next) {
+/// One step: the halo exchange, then the interior in place (NumPy semantics: the statement reads
+/// the old values) or, with --fast, into `next` and swap. With --overlap the exchange travels on
+/// the library's side stream while the points that read no halo are updated, and the rest
+/// follow its end (overlap.hpp): the same values bit for bit. Neighbour-collective.
+void step(spmd::Array<double, 2>& grid, spmd::Array<double, 2>& next, bool fast, bool overlap) {
   const auto in = slice(1, -1);
-  grid.exchange_halo(spmd::Pattern::face);
-  spmd::assign(next(in, in),
-               0.2 * (grid(in, in) + grid(slice(0, -2), in) + grid(in, slice(2, none)) + grid(in, slice(0, -2)) +
-                      grid(slice(2, none), in)),
-               spmd::label("stencil::update"));
-  spmd::swap(grid, next);
+  const auto dst = fast ? next(in, in) : grid(in, in);
+  const spmd::Label name = spmd::label(fast ? "stencil::update" : "stencil::update_in_place");
+  if (overlap) {
+    auto pending = spmd::halo_begin_overlapped(grid, spmd::Pattern::face);
+    spmd::assign(pending, dst, update_of(grid), name);
+  } else {
+    grid.exchange_halo(spmd::Pattern::face);
+    spmd::assign(dst, update_of(grid), name);
+  }
+  if (fast) spmd::swap(grid, next);
 }
 
 }  // namespace
@@ -86,6 +91,9 @@ int main(int argc, char** argv) {
       ->check(spmd::apps::in_range(0, INT_MAX));
   app.add_alias("--iters", "--steps", steps);  // its name before the apps shared one vocabulary
   cli.add_flag("--fast", fast, "double buffer (next = f(u); swap) instead of the in-place update");
+  bool overlap = false;
+  cli.add_flag("--overlap", overlap,
+               "update the points that read no halo while the exchange travels (spmd::assign(pending, ...))");
   app.add_monitor(100, "steps");
   spmd::apps::CheckpointOptions ckpt("stencil");
   ckpt.add_to(cli);
@@ -116,23 +124,28 @@ int main(int argc, char** argv) {
                          static_cast<long long>(g), static_cast<long long>(g), static_cast<long long>(n), comm.size(),
                          dist.describe().c_str(), static_cast<long long>(start.step + 1), steps,
                          fast ? "double buffer (--fast)" : "in place", spmd::Runtime::backend().c_str()));
+    if (overlap) app.say(comm, "stencil: the halo exchange overlaps the interior update (--overlap)");
     if (start.restarting()) app.say(comm, "stencil: restarted from " + start.path + " (run " + start.run_id + ")");
 
     spmd::apps::Report report(app, comm);
+    // Outside the timer: the halo plans of both buffers and their first exchange (which maps the
+    // peers' buffers or connects NCCL); a halo exchange changes no owned value. The first step is
+    // untimed too (the statement's buffers), when there are more.
+    grid.exchange_halo(spmd::Pattern::face);
+    if (fast) next.exchange_halo(spmd::Pattern::face);
     spmd::apps::Progress progress(app, comm, "step", start.step + 1, steps);
     progress.start();
     for (int s = static_cast<int>(start.step) + 1; s <= steps; ++s) {
-      if (fast)
-        step_double_buffer(grid, next);
-      else
-        step_in_place(grid);
+      step(grid, next, fast, overlap);
+      progress.after_step(s);  // the first step is a warm-up when there are more
 #if SPMD_HAVE_HDF5
       if (ckpt.due(s)) ckpt.save(start, s, {{"grid", grid}}, record);
 #endif
       if (progress.due(s)) progress.report(s, format("sum %.10e", spmd::sum(grid)));
     }
     const std::int64_t done = steps - start.step;
-    report.set_timings(progress, done, static_cast<double>(n) * static_cast<double>(n), "points/s", comm);
+    report.set_timings(progress, progress.timed_seconds(), progress.timed_steps(done),
+                       static_cast<double>(n) * static_cast<double>(n), "points/s", comm);
     const double check = spmd::sum(grid);
     // cuNumeric's own figure: the mean of the interior
     const double energy =

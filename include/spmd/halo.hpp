@@ -18,7 +18,13 @@
 ///
 /// Communication: buffers live in the arrays' memory space. When MPI cannot read that space
 /// (device memory with a host MPI) they are staged through host (pinned, on CUDA) mirrors; NCCL
-/// moves device data on the instance's stream where the build has it.
+/// moves device data on the instance's stream where the build has it; Backend::ipc copies it
+/// straight into the neighbours' receive buffers within a node (backend.hpp says which is chosen).
+///
+/// Overlap: begin() on another instance than the computation's (spmd::halo_begin_overlapped in
+/// overlap.hpp starts it on the library's side stream after the work already queued), work on
+/// the interior meanwhile, then end(then) orders `then` after the unpack; spmd::assign(pending,
+/// dst, expr) does the interior/boundary split of an expression assignment.
 
 #include <Kokkos_Core.hpp>
 
@@ -30,6 +36,7 @@
 #include <utility>
 
 #include "spmd/distribution.hpp"
+#include "spmd/impl/backend.hpp"
 #include "spmd/impl/box_copy.hpp"
 #include "spmd/impl/halo_layout.hpp"
 #include "spmd/impl/messages.hpp"
@@ -132,6 +139,20 @@ class HaloExchange {
     fields_ = {};
     nfields_ = 0;
   }
+  /// end(), then order `then` after the unpack: work queued on `then` from now on sees the halo
+  /// (a CUDA event when begin()'s instance is another stream; the host does not wait).
+  /// Neighbour-collective.
+  void end(const execution_space& then) {
+    end();
+    impl::order_after(then, *exec_);
+  }
+  /// True while an exchange of the array whose storage starts at `storage` is in progress on this
+  /// plan. Local.
+  bool touches(const void* storage) const {
+    for (int f = 0; f < nfields_ && active_; ++f)
+      if (fields_[f] == storage) return true;
+    return false;
+  }
   /// begin() then end(). Neighbour-collective.
   template <class... A>
   void exchange(const A&... arrays) {
@@ -205,6 +226,14 @@ class HaloRequest {
   void end() {
     if (plan_ && plan_->in_progress()) plan_->end();
   }
+  /// end(), then order `then` after the unpack (see HaloExchange::end(then)). Neighbour-collective.
+  void end(const typename HaloExchange<T, N, MemorySpace>::execution_space& then) {
+    if (plan_ && plan_->in_progress()) plan_->end(then);
+  }
+  /// True while this request's exchange is in progress. Local.
+  bool in_progress() const { return plan_ && plan_->in_progress(); }
+  /// True while the exchange in progress moves the array whose storage starts at `storage`. Local.
+  bool touches(const void* storage) const { return plan_ && plan_->touches(storage); }
 
  private:
   void finish_quietly() noexcept {

@@ -3,28 +3,37 @@
 // exchanges, redistributions and moved expression operands, the sparse ghost import, gathers):
 // a fixed list of messages (peer, offset and count in a send and a receive buffer), the buffers
 // themselves (in the data's memory space, plus pinned host staging where MPI cannot read that
-// space), one tag, and the backend chosen once. Only this file posts point-to-point messages.
+// space), its tags, and the backend chosen once. Only this file posts point-to-point messages
+// (through MPI, NCCL, or the intra-node channel of Backend::ipc in impl/backend.hpp).
 //
 // Use per exchange, between the plan's own packing and unpacking kernels (box_copy.hpp), all on
 // one execution space instance:
 //   reserve(width);           // optional: `width` elements per point (several arrays at once)
 //   <pack into send_buffer() on exec>
 //   start(exec);              // MPI: stage, fence, one MPI_Irecv and one MPI_Isend per message;
-//                             //      NCCL: one grouped send/receive on exec's stream
+//                             //      NCCL: one grouped send/receive on exec's stream;
+//                             //      ipc: copies into the peers' receive buffers on exec's stream
+//                             //      once each peer's buffer is free (IpcChannel)
 //   <independent work>
-//   wait_receives(exec);      // MPI: wait, copy staging -> recv_buffer() on exec; NCCL: nothing
+//   wait_receives(exec);      // MPI: wait, copy staging -> recv_buffer() on exec; NCCL: nothing;
+//                             //      ipc: exec waits for the peers' copies (no host wait on the GPU)
 //   <unpack from recv_buffer() on exec>
 //   wait_sends();
-// start() fences exec before the receives are posted, so a previous exchange's unpack kernel has
-// finished reading the receive buffer before MPI may write it again; nothing fences after the
-// unpack (it is ordered before later work on the same instance). A plan with no messages on this
-// rank does not fence at all. Nothing allocates after construction, except reserve() growing the
-// buffers once for a wider exchange.
+// MPI: start() fences exec before the receives are posted, so a previous exchange's unpack kernel
+// has finished reading the receive buffer before MPI may write it again. NCCL and ipc order that
+// on the GPU: the receives are queued behind the unpack (NCCL: same stream; ipc: a peer's copy
+// waits for this rank's `free` event, recorded at start() behind everything queued before it,
+// also on the stream the last wait_receives() ran on, so work that reads recv_view() after
+// wait_receives() on that stream is safe until the next start()). Nothing fences after the unpack
+// (it is ordered before later work on the same instance). A plan with no messages on this rank
+// does not fence at all. Nothing allocates after construction, except reserve() growing the
+// buffers once for a wider exchange (ipc: the peers map the new buffers at the next start()).
 
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <climits>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -62,8 +71,9 @@ class MessagePlan {
   using execution_space = typename Mem::execution_space;
 
   /// Messages `sends` and `recvs` (offsets into buffers of `send_total` and `recv_total` points)
-  /// on `comm`, moved with `backend`. Reserves one tag, so it must be built in the same order on
-  /// every rank. Collective: resolving the backend may create the NCCL communicator, and the
+  /// on `comm`, moved with `backend`. Reserves its tags (one; two for ipc), so it must be built in
+  /// the same order on every rank. Collective: the backend is resolved and agreed (which may
+  /// create the NCCL communicator or gather the ranks' nodes and GPUs once per Comm), and the
   /// largest message over all ranks is agreed here, so that every size check (now and in
   /// reserve()) reaches the same verdict on every rank. `label` prefixes the buffers' labels;
   /// `fn` names the caller in errors.
@@ -81,9 +91,20 @@ class MessagePlan {
     for (const auto& m : sends_) big = std::max(big, m.count);
     for (const auto& m : recvs_) big = std::max(big, m.count);
     largest_ = comm.allreduce(big, Op::max);
-    backend_ = resolve_backend<Mem>(comm, backend, fn);
+    std::vector<int> peers;
+    for (const auto& m : sends_) peers.push_back(m.rank);
+    for (const auto& m : recvs_) peers.push_back(m.rank);
+    backend_ = resolve_plan_backend<Mem>(comm, backend, fn, peers);
     staged_ = backend_ == Backend::mpi && !host_accessible<Mem>() && !mpi_cuda_aware();
-    tag_ = comm.reserve_tags(1);
+    tag_ = comm.reserve_tags(backend_ == Backend::ipc ? 2 : 1);
+    if constexpr (ipc_space_supported<Mem>()) {
+      if (backend_ == Backend::ipc) {
+        std::vector<Link> s, r;
+        for (const auto& m : sends_) s.push_back(Link{m.rank, m.offset, m.count});
+        for (const auto& m : recvs_) r.push_back(Link{m.rank, m.offset, m.count});
+        ipc_ = std::make_unique<IpcChannel>(comm, tag_, ipc_space_of<Mem>(), std::move(s), std::move(r), fn_);
+      }
+    }
     requests_.reserve(sends_.size() + recvs_.size());
     p2p_send_.reserve(sends_.size());
     p2p_recv_.reserve(recvs_.size());
@@ -106,7 +127,12 @@ class MessagePlan {
     if (width <= capacity_) return;
     capacity_ = width;
     send_buf_ = make<Mem>(label_ + "::send_buffer", send_total_ * width);
-    recv_buf_ = make<Mem>(label_ + "::recv_buffer", recv_total_ * width);
+    if (ipc_)  // the receive buffer peers map: the channel's
+      recv_buf_ =
+          buffer_type(static_cast<T*>(ipc_->allocate_recv(static_cast<std::size_t>(recv_total_ * width) * sizeof(T))),
+                      static_cast<std::size_t>(recv_total_ * width));
+    else
+      recv_buf_ = make<Mem>(label_ + "::recv_buffer", recv_total_ * width);
     if (staged_) {
       send_host_ = make<staging>(label_ + "::send_staging", send_total_ * width);
       recv_host_ = make<staging>(label_ + "::recv_staging", recv_total_ * width);
@@ -129,7 +155,9 @@ class MessagePlan {
 
   /// After packing send_buffer() on `exec`: MPI: copy to staging if needed, fence `exec`, post
   /// one MPI_Irecv per receive and one MPI_Isend per send. NCCL: one grouped exchange on exec's
-  /// stream (the receives land in recv_buffer() in stream order). Neighbour-collective.
+  /// stream (the receives land in recv_buffer() in stream order). ipc: one copy per send into the
+  /// receiver's buffer on exec's stream (the host waits only for the receivers' zero-byte notices
+  /// that their buffers are free, never for the GPU). Neighbour-collective.
   template <class Exec>
   void start(const Exec& exec) const {
     requests_.clear();
@@ -150,6 +178,11 @@ class MessagePlan {
                     static_cast<int>(p2p_recv_.size()));
       return;
     }
+    if (ipc_) {
+      if constexpr (host_accessible<Mem>()) fence(exec, fence_label_);  // the pack has written send_buffer()
+      ipc_->start(stream_of(exec), send_buf_.data(), static_cast<std::size_t>(width_) * sizeof(T));
+      return;
+    }
     if (staged_ && send_total_ > 0)
       Kokkos::deep_copy(exec, range(send_host_, send_total_ * width_), range(send_buf_, send_total_ * width_));
     fence(exec, fence_label_);
@@ -157,16 +190,26 @@ class MessagePlan {
     post(sends_, staged_ ? send_host_.data() : send_buf_.data(), MPI_Isend);
   }
   /// MPI: wait for the receives, then copy staging to recv_buffer() on `exec` if needed. NCCL:
-  /// nothing (later work on the stream sees the data). Local.
+  /// nothing (later work on the stream sees the data). ipc: wait for the senders' notices and
+  /// make `exec` wait for their copies. Local.
   template <class Exec>
   void wait_receives(const Exec& exec) const {
+    if (ipc_) {
+      if (has_messages()) ipc_->wait_receives(stream_of(exec));
+      return;
+    }
     if (backend_ != Backend::mpi || requests_.empty()) return;
     SPMD_MPI_CHECK(MPI_Waitall(static_cast<int>(recvs_.size()), requests_.data(), MPI_STATUSES_IGNORE), fn_.c_str());
     if (staged_ && recv_total_ > 0)
       Kokkos::deep_copy(exec, range(recv_buf_, recv_total_ * width_), range(recv_host_, recv_total_ * width_));
   }
-  /// MPI: wait for the sends (send_buffer() may then be packed again). Local.
+  /// MPI: wait for the sends (send_buffer() may then be packed again). ipc: complete the notices
+  /// (the copies themselves are ordered before later work on start()'s stream). Local.
   void wait_sends() const {
+    if (ipc_) {
+      ipc_->wait_sends();
+      return;
+    }
     if (backend_ != Backend::mpi || requests_.empty()) return;
     const int nr = static_cast<int>(recvs_.size());
     SPMD_MPI_CHECK(MPI_Waitall(static_cast<int>(requests_.size()) - nr, requests_.data() + nr, MPI_STATUSES_IGNORE),
@@ -209,6 +252,7 @@ class MessagePlan {
   Kokkos::View<T*, staging> send_host_, recv_host_;
   mutable std::vector<MPI_Request> requests_;
   mutable std::vector<P2P> p2p_send_, p2p_recv_;
+  std::unique_ptr<IpcChannel> ipc_;  // Backend::ipc only
 };
 
 }  // namespace spmd::impl
