@@ -22,7 +22,8 @@
 #
 # Usage: scripts/gpu/device-build.sh [CARRY]   (default <repo>/.carry; git-ignored)
 # Environment: SPMD_JOBS, SPMD_DEV_ROOT, SPMD_DEV_TARGETS (build only these targets; the pack
-# then holds what exists), SPMD_DEV_PACK_ONLY=1 (pack the existing build).
+# then holds what exists), SPMD_DEV_PACK_ONLY=1 (pack the existing build), SPMD_DEV_CMAKE_ARGS
+# (more configure arguments, split at spaces).
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 carry=${1:-$SPMD_ROOT/.carry}
 dev=${SPMD_DEV_ROOT:-/tmp/spmd-dev}
@@ -40,14 +41,16 @@ prefix=$(spmd_k46_install cuda) || rc=$?
 # -- the fixed tree -----------------------------------------------------------------------------
 mkdir -p "$dev/src" "$dev/bin" "$carry"
 # The source: what git tracks plus untracked files it does not ignore (the working tree as it
-# is). Copied with the files' times, and synchronised by size and time, so the build stays
-# incremental from one run to the next.
-rm -rf "$dev/src.new" && mkdir -p "$dev/src.new"
-(cd "$SPMD_ROOT" && git ls-files -z -co --exclude-standard --deduplicate |
-   tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -C "$dev/src.new" -xf -
-rsync -a --delete "$dev/src.new/" "$dev/src/" && rm -rf "$dev/src.new"
+# is), with the files' times, so the build stays incremental from one run to the next; files no
+# longer in the tree are removed.
+list=$(mktemp)
+(cd "$SPMD_ROOT" && git ls-files -co --exclude-standard --deduplicate | while read -r f; do
+   if [[ -f $f ]]; then printf '%s\n' "$f"; fi; done | sort) >"$list"
+(cd "$SPMD_ROOT" && tar -T "$list" -cf -) | tar -C "$dev/src" -xf -
+(cd "$dev/src" && find . -type f | sed 's#^\./##' | sort | comm -23 - "$list" | xargs -r -d '\n' rm -f)
+rm -f "$list"
 revision=$(git -C "$SPMD_ROOT" describe --always --dirty --abbrev=12)
-rsync -a --delete "$prefix/" "$dev/kokkos/"
+rm -rf "$dev/kokkos" && cp -a "$prefix" "$dev/kokkos"
 # This machine's launcher and interpreter (run-carried.sh writes the GPU machine's).
 source "$SPMD_ROOT/scripts/gpu/gpu-lib.sh"
 gpu_write_bin "$dev" /usr/bin/mpiexec.openmpi /usr/bin/python3
@@ -64,13 +67,13 @@ if [[ "${SPMD_DEV_PACK_ONLY:-0}" != 1 ]]; then
     -DMPIEXEC_EXECUTABLE="$dev/bin/mpiexec" -DHDF5_C_COMPILER_EXECUTABLE=/usr/bin/h5pcc.openmpi \
     -DSPMD_PYTHON="$dev/bin/python3" -DSPMD_GIT_REVISION="$revision" \
     -DSPMD_ENABLE_NCCL=ON -DSPMD_ENABLE_HDF5=ON -DSPMD_ENABLE_TESTS=ON -DSPMD_ENABLE_APPS=ON \
-    -DSPMD_ENABLE_BENCHMARKS=ON >"$build.configure.log" 2>&1 || { cat "$build.configure.log" >&2; exit 1; }
+    -DSPMD_ENABLE_BENCHMARKS=ON ${SPMD_DEV_CMAKE_ARGS:-} >"$build.configure.log" 2>&1 || { cat "$build.configure.log" >&2; exit 1; }
   grep -q "Kokkos 4.6.1" "$build.configure.log" || { log "the configure did not pick Kokkos 4.6.1"; exit 1; }
   grep -Eq "openmpi" "$build/CMakeCache.txt" || { log "the configure did not pick Open MPI"; exit 1; }
   t1=$(date +%s)
   log "building (log: $build.build.log)"
   # shellcheck disable=SC2086
-  cmake --build "$build" -j "${SPMD_JOBS:-$(nproc)}" ${SPMD_DEV_TARGETS:+--target $SPMD_DEV_TARGETS} \
+  cmake --build "$build" -j "${SPMD_JOBS:-$(nproc)}" ${SPMD_DEV_TARGETS:+--target $SPMD_DEV_TARGETS} -- -k \
     >"$build.build.log" 2>&1 || { grep -m30 -B2 -A6 -E 'error|Error' "$build.build.log" >&2; exit 1; }
   log "built in $(($(date +%s) - t1)) s"
 fi
@@ -105,10 +108,8 @@ log "carried libraries: lib/ $(ls "$dev/lib" | tr '\n' ' '); lib-fallback/ $(ls 
 # The build tree without objects, static libraries and dependency files; binaries stripped.
 stage=$(mktemp -d "${TMPDIR:-/tmp}/spmd-dev-pack.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage/${dev#/}"
-rsync -a --exclude='*.o' --exclude='*.a' --exclude='*.d' --exclude='CMakeFiles/*.dir/' --exclude='*.log' \
-  --exclude='Testing/' --exclude='install-test/' --exclude='consumer-build*/' \
-  "$dev/" "$stage/${dev#/}/"
+tar -C / --exclude='*.o' --exclude='*.a' --exclude='*.d' --exclude='CMakeFiles/*.dir' --exclude='*.log' \
+  --exclude='Testing' --exclude='install-test' --exclude='consumer-build*' -cf - "${dev#/}" | tar -C "$stage" -xf -
 find "$stage" -type f \( -perm -u+x -o -name '*.so*' \) -exec sh -c \
   'head -c4 "$1" | grep -q ELF && strip --strip-unneeded "$1"' _ {} \;
 cp "$SPMD_ROOT/scripts/gpu/run-carried.sh" "$SPMD_ROOT/scripts/gpu/gpu-lib.sh" "$carry/"

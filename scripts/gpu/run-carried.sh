@@ -2,7 +2,8 @@
 # On a lent GPU machine: run the CUDA binaries that scripts/gpu/device-build.sh built on the CPU
 # machine and packed into .carry/spmd-dev.tar.xz (with this script and gpu-lib.sh beside it).
 # Nothing is compiled here.
-#   .carry/run-carried.sh test [CTEST_ARGS...]   the whole ctest suite (1 GPU: ranks share it;
+#   .carry/run-carried.sh test [CTEST_ARGS...]   the whole ctest suite but the package tests
+#                                                (default CTEST_ARGS -LE package; 1 GPU: ranks share it;
 #                                                several: also one rank per GPU with each backend
 #                                                forced), the random identity, the binding check
 #   .carry/run-carried.sh bench                  the benchmarks, the apps at GPU sizes and the CuPy
@@ -16,6 +17,8 @@
 #                                                (SPMD_NCU_SKIP launches skipped, default 5;
 #                                                SPMD_NCU_COUNT profiled, default 3)
 #   .carry/run-carried.sh all                    test, then bench
+#   .carry/run-carried.sh check                  no GPU needed: unpack, resolve the libraries, list
+#                                                the tests, run those without Kokkos (label fuzz)
 # Logs and JSON go under $OUT (default ./gpu-out), packed (at most 8 files come back); a summary
 # table is printed last. Run from anywhere: it finds the pack beside itself.
 set -uo pipefail
@@ -41,6 +44,11 @@ rm -rf "$dev" && mkdir -p /tmp && tar -C / -xJf "$pack" || { echo "run-carried: 
 py=$(command -v python3)
 launcher=$(command -v mpiexec || command -v mpirun)
 gpu_write_bin "$dev" "$launcher" "$py"
+# ctest's files name this machine's cmake where the build machine's was (/usr/bin/cmake).
+cm=$(command -v cmake || true)
+if [[ ! -x /usr/bin/cmake && -n $cm ]]; then
+  find "$build" -name CTestTestfile.cmake -exec sed -i "s#\"/usr/bin/cmake\"#\"$cm\"#g" {} +
+fi
 gpu_log "$(head -1 "$dev/BUILD-INFO"); unpacked in $((SECONDS - t0)) s"
 gpu_log "$(nvidia-smi -L | head -1), $ngpu GPU(s), $(nproc) cores; $("$launcher" --version 2>&1 | head -1);" \
   "python3 $py ($("$py" -c 'import numpy; print("numpy", numpy.__version__)' 2>&1))"
@@ -50,14 +58,15 @@ gpu_log "$(nvidia-smi -L | head -1), $ngpu GPU(s), $(nproc) cores; $("$launcher"
 # wheels' copies) are looked for where they usually are.
 lib_path="$dev/lib:$dev/kokkos/lib:$build"
 mkdir -p "$dev/lib-missing"
+known=$(ldconfig -p)  # (not piped into grep -q: with pipefail, an early match would read as a failure)
 for f in "$dev"/lib-fallback/*; do
   [[ -e $f ]] || continue
   n=$(basename "$f")
-  ldconfig -p | grep -q "^\s*$n " || ln -sf "$f" "$dev/lib-missing/$n"
+  grep -q "^\s*$n " <<<"$known" || ln -sf "$f" "$dev/lib-missing/$n"
 done
 lib_path+=":$dev/lib-missing"
 for need in libcudart.so.13 libcublas.so.13 libcusparse.so.12 libnccl.so.2; do
-  ldconfig -p | grep -q "^\s*$need " && continue
+  grep -q "^\s*$need " <<<"$known" && continue
   d=$(find /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/lib/x86_64-linux-gnu \
         /opt /usr/local/lib -name "$need" -print -quit 2>/dev/null)
   [[ -n $d ]] && lib_path+=":$(dirname "$d")"
@@ -74,6 +83,10 @@ else
   gpu_row "unpack + shared libraries" "ok" $((SECONDS - t0))
 fi
 
+# The package tests (label package: install, an out-of-tree consumer configured against the
+# install, the Spack recipe and release checks) test the packaging on the build machine, whose
+# compilers, MPI and HDF5 development files and git checkout they need; CI runs them there.
+[[ $# -eq 0 ]] && set -- -LE package
 case $mode in
   test) gpu_tests "$@" ;;
   bench) gpu_bench ;;
@@ -90,7 +103,10 @@ case $mode in
     grep -E '^\s+(spmd|Kokkos|[A-Za-z_:<>]+)\S* \(|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Duration' \
       "$out/profile.txt" | head -60 >&2
     gpu_row "ncu $kre ($prog)" "exit $rc" $((SECONDS - t0)) ;;
-  *) echo "run-carried: mode must be test, bench, all or profile" >&2; exit 2 ;;
+  check)  # no GPU needed: the test list resolves, and the tests without Kokkos run
+    gpu_row "ctest -N" "$(cd "$build" && ctest -N "$@" | tail -1)" 0
+    gpu_ctest fuzz -- -L fuzz ;;
+  *) echo "run-carried: mode must be test, bench, all, profile or check" >&2; exit 2 ;;
 esac
 gpu_row "total" "" $((SECONDS - t_all))
 gpu_pack
