@@ -5,6 +5,18 @@ SPMD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 spmd_log() { printf '[spmd] %s\n' "$*" >&2; }
 
+# Sets CPU to the CPU seconds (user + system) of this shell's finished child processes, from
+# bash's `times`: with the wall time, what a phase costs on an idle machine (CPU / cores). Call it
+# in the script's own shell, never in a $(...) subshell.
+spmd_cpu_now() {
+  local t
+  t=$(mktemp)
+  times >"$t"
+  CPU=$(awk 'NR == 2 { n = split($1 " " $2, t, " "); s = 0
+    for (i = 1; i <= n; i++) { split(t[i], p, "m"); s += p[1] * 60 + p[2] } printf "%d", s }' "$t")
+  rm -f "$t"
+}
+
 # Runs scripts/setup.sh (Debian packages, then the Kokkos bootstrap) once per script and sets
 # SPMD_KOKKOS_PREFIX (empty when the user's Kokkos is used). Call it before anything that looks
 # at what is installed (spmd_hdf5_flag): on a new machine the packages arrive here.
@@ -44,15 +56,46 @@ spmd_build() {
     { tail -60 "$build.build.log" >&2; return 1; }
 }
 
-# The cache prefix of the patched CUDA (Hopper) Kokkos install: keyed by the patch set and the
-# build script, so that a change to either builds a new one. cuda-build.sh builds it there and
-# gpu/bundle.sh packs it from there.
-spmd_cuda_kokkos_prefix() {
-  local cache=${SPMD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/spmdarray}
-  local key
-  key=$(cat "$SPMD_ROOT/scripts/gpu/patch_kokkos.py" "$SPMD_ROOT/scripts/gpu/build-kokkos-cuda.sh" |
-        sha1sum | cut -c1-10)
-  echo "$cache/kokkos-3.4.1-cuda-hopper-$key"
+# Kokkos 4.6.01 + Kokkos Kernels 4.6.02: their release archives are in no registry here; they
+# come from the deps folder beside the clone, ${SPMD_DEPS_DIR:-<repo>/../shared/deps} (as in CI's
+# machine layout). `spmd_k46_deps` prints that folder, or returns 1 when it lacks the archives or
+# their SHA256SUMS; `spmd_k46_skip WHAT` says loudly that WHAT was skipped for that reason.
+spmd_k46_deps() {
+  local deps=${SPMD_DEPS_DIR:-$SPMD_ROOT/../shared/deps} f
+  for f in kokkos-4.6.01.tar.gz kokkos-kernels-4.6.02.tar.gz SHA256SUMS; do
+    [[ -f "$deps/$f" ]] || return 1
+  done
+  (cd "$deps" && pwd)
+}
+spmd_k46_skip() {
+  local line='****************************************************************************'
+  printf '[spmd] %s\n' "$line" "SKIPPED: $1" \
+    "It needs kokkos-4.6.01.tar.gz, kokkos-kernels-4.6.02.tar.gz and SHA256SUMS in the deps" \
+    "folder '${SPMD_DEPS_DIR:-$SPMD_ROOT/../shared/deps}' (set SPMD_DEPS_DIR); not found." "$line" >&2
+}
+
+# The cache prefix of a Kokkos 4.6 install for BACKEND (openmp or cuda; scripts/build-kokkos46.sh),
+# keyed by the archives' checksums, the build script, the patch set (cuda), the Kokkos Kernels
+# instantiations (SPMD_KK_ETI, cuda) and the compilers: a change to any of them builds a new one.
+spmd_k46_prefix() {
+  local backend=$1 deps cache key
+  deps=$(spmd_k46_deps) || return 1
+  cache=${SPMD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/spmdarray}
+  key=$( { grep -E ' \*?kokkos(-kernels)?-4\.6\.0[12]\.tar\.gz$' "$deps/SHA256SUMS"
+           cat "$SPMD_ROOT/scripts/build-kokkos46.sh"; ${CXX:-g++} --version | head -1
+           if [[ $backend == cuda ]]; then
+             cat "$SPMD_ROOT/scripts/gpu/patch_kokkos.py"; nvcc --version | tail -1; echo "eti ${SPMD_KK_ETI:-none}"
+           fi; } | sha1sum | cut -c1-10)
+  if [[ $backend == cuda ]]; then echo "$cache/kokkos-4.6.01-cuda-hopper-$key"; else echo "$cache/kokkos-4.6.01-$backend-$key"; fi
+}
+
+# Builds (once; cached) and prints the Kokkos 4.6 install for BACKEND; returns 1, saying so
+# loudly, when the deps folder is missing.
+spmd_k46_install() {
+  local backend=$1 prefix
+  prefix=$(spmd_k46_prefix "$backend") || { spmd_k46_skip "the Kokkos 4.6 ($backend) build"; return 1; }
+  "$SPMD_ROOT/scripts/build-kokkos46.sh" "$backend" "$(spmd_k46_deps)" "$prefix" || return 2
+  echo "$prefix"
 }
 
 # Prints -DSPMD_ENABLE_HDF5=ON when a parallel HDF5 is installed (Debian's libhdf5-mpich-dev), so

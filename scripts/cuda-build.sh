@@ -1,27 +1,28 @@
 #!/usr/bin/env bash
 # Build (compile + link, no run) the CUDA variant of spmdarray on a machine with nvcc but maybe
-# no GPU: patched Kokkos 3.4.1 + Kokkos Kernels for CUDA (Hopper) cached under
-# ~/.cache/spmdarray/, then every target with CUDA + NCCL. Skipped when nvcc is absent.
+# no GPU: Kokkos 4.6.01 + Kokkos Kernels 4.6.02 for CUDA (Hopper; the project's CUDA 13 patch
+# set) cached under ~/.cache/spmdarray/ (scripts/build-kokkos46.sh), then every target with
+# CUDA + NCCL, against MPICH. Skipped (exit 0, loudly) without nvcc or without the Kokkos 4.6
+# archives (../shared/deps beside the clone, or SPMD_DEPS_DIR).
 #   ./scripts/cuda-build.sh          (build dir: SPMD_CUDA_BUILD_DIR, default ./build-cuda;
 #                                     SPMD_CUDA_BENCHMARKS=OFF leaves out the benchmarks)
+# The binaries for the GPU machines are built against their MPI by scripts/gpu/device-build.sh.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 if ! command -v nvcc >/dev/null; then
   spmd_log "nvcc not found: skipping the CUDA build"
   exit 0
 fi
-cache=${SPMD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/spmdarray}
-"$SPMD_ROOT/scripts/setup.sh" >/dev/null   # Debian packages and the Kokkos source
-"$SPMD_ROOT/scripts/fetch-kokkos-source.sh" "$cache/src"
-prefix=$(spmd_cuda_kokkos_prefix)
-"$SPMD_ROOT/scripts/gpu/build-kokkos-cuda.sh" "$cache/src" "$prefix"
+rc=0
+prefix=$(spmd_k46_install cuda) || rc=$?
+if [[ $rc == 1 ]]; then exit 0; elif [[ $rc != 0 ]]; then exit "$rc"; fi
+# Debian packages (MPICH, HDF5, GoogleTest, ...); with the prefix given, no Kokkos 3.4.1 bootstrap.
+CMAKE_PREFIX_PATH="$prefix" spmd_setup
 build=${SPMD_CUDA_BUILD_DIR:-$SPMD_ROOT/build-cuda}
-mpicxx=$(command -v mpicxx.mpich || command -v mpicxx)
-export CMAKE_POLICY_VERSION_MINIMUM=3.5
-spmd_log "configuring the CUDA build in $build"
-cmake -S "$SPMD_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$prefix/bin/nvcc_wrapper" \
-  -DCMAKE_PREFIX_PATH="$prefix" -DMPI_CXX_COMPILER="$mpicxx" -DSPMD_ENABLE_NCCL=ON -DSPMD_ENABLE_TESTS=ON \
-  -DSPMD_ENABLE_APPS=ON -DSPMD_ENABLE_BENCHMARKS="${SPMD_CUDA_BENCHMARKS:-ON}" $(spmd_hdf5_flag) >"$build.configure.log" 2>&1 ||
-  { cat "$build.configure.log" >&2; exit 1; }
-spmd_log "building every target for CUDA (log: $build.build.log)"
-cmake --build "$build" -j "${SPMD_JOBS:-$(nproc)}" >"$build.build.log" 2>&1 || { grep -m30 -B2 -A3 error "$build.build.log" >&2; exit 1; }
-spmd_log "CUDA build ok: $(find "$build" -maxdepth 3 -type f -executable -name 'test_*' | wc -l) test programs linked"
+mkdir -p "$(dirname "$build")"
+t0=$(date +%s)
+CMAKE_PREFIX_PATH="$prefix" CMAKE_POLICY_VERSION_MINIMUM=3.5 spmd_build "$build" \
+  -DCMAKE_CXX_COMPILER="$prefix/bin/nvcc_wrapper" -DSPMD_ENABLE_NCCL=ON -DSPMD_ENABLE_TESTS=ON \
+  -DSPMD_ENABLE_APPS=ON -DSPMD_ENABLE_BENCHMARKS="${SPMD_CUDA_BENCHMARKS:-ON}" $(spmd_hdf5_flag)
+grep -q "Kokkos 4.6.1" "$build.configure.log" ||
+  { spmd_log "the configure did not pick Kokkos 4.6.1:"; grep -m3 "Kokkos" "$build.configure.log" >&2; exit 1; }
+spmd_log "CUDA build ok in $(($(date +%s) - t0)) s: $(find "$build" -maxdepth 3 -type f -executable -name 'test_*' | wc -l) test programs linked"

@@ -1,6 +1,9 @@
 #include "spmd/runtime.hpp"
 
 #include <Kokkos_Core.hpp>
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime.h>
+#endif
 
 #include "spmd/impl/profiling.hpp"
 
@@ -108,9 +111,17 @@ Runtime::Runtime(int& argc, char**& argv) {
 #if defined(KOKKOS_ENABLE_CUDA)
   {
     Comm node = world_->node_local();
-    const int ngpu = Kokkos::Cuda::detect_device_count();
+    // The CUDA runtime's count (Kokkos 4 dropped Cuda::detect_device_count); an error (no
+    // driver, no device) counts as no GPU and is named in the message.
+    int ngpu = 0;
+    std::string why;
+    if (const cudaError_t err = cudaGetDeviceCount(&ngpu); err != cudaSuccess) {
+      (void)cudaGetLastError();  // clear it: Kokkos' initialisation must not see it
+      ngpu = 0;
+      why = impl::str(" (cudaGetDeviceCount: ", cudaGetErrorString(err), ")");
+    }
     const bool too_many = ngpu == 0 || (node.size() > ngpu && !share_gpus);
-    world_->check(!too_many, ngpu == 0 ? std::string("spmd::Runtime: this is a CUDA build but no GPU is visible")
+    world_->check(!too_many, ngpu == 0 ? "spmd::Runtime: this is a CUDA build but no GPU is visible" + why
                                        : impl::str("spmd::Runtime: ", node.size(), " ranks on a node with ", ngpu,
                                                    " GPUs; use at most one rank per GPU, or allow sharing with "
                                                    "--spmd-share-gpus (or SPMD_SHARE_GPUS=1)"));

@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
-# On the CPU machine: prepare .carry/ (git-ignored) for a GPU run (scripts/gpu/run.sh there).
-#   .carry/kokkos-src.tgz           Kokkos + Kokkos Kernels 3.4.1 sources (unpatched; ~3.5 MB)
-#   .carry/kokkos-cuda-install.tgz  the patched CUDA/Hopper Kokkos install, when one was built
-#                                   here or brought back from an earlier GPU run (skips the build)
+# On the CPU machine: prepare .carry/ (git-ignored) for the fallback that builds on a GPU machine
+# (scripts/gpu/run.sh there). scripts/gpu/device-build.sh prepares the usual route instead
+# (binaries built here, run by run-carried.sh there).
+#   .carry/deps/                    the Kokkos 4.6.01 and Kokkos Kernels 4.6.02 archives and
+#                                   SHA256SUMS (from ../shared/deps; ~6 MB)
+#   .carry/kokkos-cuda-install.tgz  the CUDA Kokkos 4.6 install, when one was built here
+#                                   (scripts/cuda-build.sh) or brought back from a GPU run (skips
+#                                   the build there)
 #   .carry/header-deps.tgz          CLI11, nlohmann_json and Random123 (header-only; not on the GPU
 #                                   image; run.sh puts them on CMAKE_PREFIX_PATH)
-set -euo pipefail
+# Usage: scripts/gpu/bundle.sh [CARRY]   (default <repo>/.carry)
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
-root=$SPMD_ROOT
-cache=${SPMD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/spmdarray}
-carry="$root/.carry"
-mkdir -p "$carry"
-"$root/scripts/fetch-kokkos-source.sh" "$cache/src" --tgz "$carry/kokkos-src.tgz"
-install=$(spmd_cuda_kokkos_prefix)
+carry=${1:-$SPMD_ROOT/.carry}
+mkdir -p "$carry/deps"
+deps=$(spmd_k46_deps) || { spmd_k46_skip "the Kokkos 4.6 archives for the GPU machine"; exit 1; }
+cp "$deps/kokkos-4.6.01.tar.gz" "$deps/kokkos-kernels-4.6.02.tar.gz" "$carry/deps/"
+grep -E ' \*?kokkos(-kernels)?-4\.6\.0[12]\.tar\.gz$' "$deps/SHA256SUMS" >"$carry/deps/SHA256SUMS"
+install=$(spmd_k46_prefix cuda)
 if [[ -f "$install/.complete" ]]; then
   tar -czf "$carry/kokkos-cuda-install.tgz" -C "$install" .
-  echo "[spmd bundle] CUDA Kokkos install: $(du -h "$carry/kokkos-cuda-install.tgz" | cut -f1)" >&2
+  spmd_log "CUDA Kokkos install: $(du -h "$carry/kokkos-cuda-install.tgz" | cut -f1)"
 else
   rm -f "$carry/kokkos-cuda-install.tgz"
-  echo "[spmd bundle] no CUDA Kokkos install at $install (run scripts/cuda-build.sh first);" \
-       "the GPU machine will build one" >&2
+  spmd_log "no CUDA Kokkos install at $install (scripts/cuda-build.sh builds it); the GPU machine will build one"
 fi
 tmp=$(mktemp -d)
 mkdir -p "$tmp/include" "$tmp/share/cmake"

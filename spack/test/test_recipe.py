@@ -11,6 +11,8 @@ Run by ctest as `spack_recipe` (label package).
 
 import os
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import types
@@ -60,7 +62,7 @@ CASES = [
      common(nccl=True) + KOKKOS + [S("CMAKE_CXX_COMPILER", f"{P}/kokkos/bin/nvcc_wrapper"),
                                    S("HDF5_ROOT", f"{P}/hdf5"), S("NCCL_ROOT", f"{P}/nccl")],
      ["kokkos+cuda+cuda_lambda+openmp cuda_arch=90", "kokkos-kernels+cuda cuda_arch=90", "nccl cuda_arch=90",
-      "hdf5+mpi"],
+      "hdf5+mpi", "kokkos@4.6", "kokkos-kernels@4.6", "cuda@13.0"],
      ["googletest"]),
     ("spmdarray~hdf5",
      common(hdf5=False) + KOKKOS,
@@ -122,12 +124,28 @@ def main():
     rng = {a[0].split("@")[0]: a[0].split("@")[1] for a, kw in cls.directives("depends_on")
            if a[0].startswith("kokkos") and "@" in a[0] and kw.get("when") is None}
     setup = open(os.path.join(ROOT, "scripts", "setup.sh")).read()
-    k46 = open(os.path.join(ROOT, "scripts", "kokkos46-test.sh")).read()
+    k46 = open(os.path.join(ROOT, "scripts", "build-kokkos46.sh")).read()
     built = {"kokkos": [re.search(r"^kokkos_version=(\S+)", setup, re.M).group(1)],
              "kokkos-kernels": [re.search(r"^kokkos_version=(\S+)", setup, re.M).group(1)]}
-    built["kokkos"] += sorted(set(re.findall(r"\bkokkos-(\d+\.\d+\.\d+)\.tar\.gz", k46)))
-    built["kokkos-kernels"] += sorted(set(re.findall(r"kokkos-kernels-(\d+\.\d+\.\d+)\.tar\.gz", k46)))
+    m = re.search(r"^k=kokkos-(\d+\.\d+\.\d+) kk=kokkos-kernels-(\d+\.\d+\.\d+)$", k46, re.M)
+    check(m is not None, "scripts/build-kokkos46.sh names its archives (k=kokkos-X kk=kokkos-kernels-Y)")
+    if m:
+        built["kokkos"].append(m.group(1))
+        built["kokkos-kernels"].append(m.group(2))
     check(len(built["kokkos"]) == 2 and len(built["kokkos-kernels"]) == 2, f"CI versions found: {built}")
+    # +cuda: only the 4.6 series (the one CI builds for CUDA) and the CUDA 13.0 it builds with.
+    cuda = cls.concretize("spmdarray+cuda cuda_arch=90")
+    for pkgname in ("kokkos", "kokkos-kernels"):
+        versions = cuda.deps[pkgname].constraint_versions
+        check(all(sd.version_satisfies(built[pkgname][1], v) for v in versions),
+              f"+cuda: {pkgname}@{built[pkgname][1]} (built for CUDA) satisfies {versions}")
+        check(not all(sd.version_satisfies(built[pkgname][0], v) for v in versions),
+              f"+cuda: {pkgname}@{built[pkgname][0]} (host only) is refused by {versions}")
+    nvcc = re.search(r"release (\d+\.\d+)", subprocess.run(["nvcc", "--version"], capture_output=True,
+                                                            text=True).stdout) if shutil.which("nvcc") else None
+    if nvcc:
+        check(all(sd.version_satisfies(nvcc.group(1), v) for v in cuda.deps["cuda"].constraint_versions),
+              f"+cuda: the nvcc CI builds with ({nvcc.group(1)}) is in cuda@{cuda.deps['cuda'].constraint_versions}")
     for pkgname, versions in built.items():
         check(pkgname in rng, f"the recipe bounds {pkgname}'s version")
         for v in versions:

@@ -50,8 +50,10 @@ class Spmdarray(CMakePackage, CudaPackage):
     depends_on("cmake@3.16:", type="build")
 
     depends_on("mpi")
-    # The Kokkos releases CI builds and tests: 3.4.1 (scripts/setup.sh, the CUDA build) and the
-    # 4.6 series (scripts/kokkos46-test.sh: Kokkos 4.6.01 with Kokkos Kernels 4.6.02).
+    # The Kokkos releases CI builds and tests: 3.4.1 on the host (scripts/setup.sh) and the 4.6
+    # series (scripts/build-kokkos46.sh: Kokkos 4.6.01 with Kokkos Kernels 4.6.02; on the host in
+    # the sanitizer stage and scripts/kokkos46-test.sh, for CUDA in scripts/cuda-build.sh and on
+    # the H100/H200 runs).
     depends_on("kokkos@3.4.01,4.6")
     depends_on("kokkos-kernels@3.4.01,4.6")
     # A shared libspmdarray links Kokkos: a static Kokkos would be copied into it and into every
@@ -62,7 +64,13 @@ class Spmdarray(CMakePackage, CudaPackage):
     depends_on("kokkos+serial", when="+serial")
     conflicts("~openmp ~serial", msg="spmdarray needs a Kokkos host backend: +openmp or +serial")
 
-    # CUDA: the Kokkos (and Kokkos Kernels) must be built for the same GPU, with device lambdas
+    # CUDA: built and tested with Kokkos 4.6 and CUDA 13.0 only (Kokkos 3.4.1 predates CUDA 13
+    # and Hopper). Kokkos 4.6 needs the project's CUDA 13 patch set (scripts/gpu/patch_kokkos.py),
+    # and Spack's kokkos@4.6 refuses CUDA 13: give such a Kokkos as an external (spack/README.md).
+    depends_on("kokkos@4.6", when="+cuda")
+    depends_on("kokkos-kernels@4.6", when="+cuda")
+    depends_on("cuda@13.0", when="+cuda")
+    # The Kokkos (and Kokkos Kernels) must be built for the same GPU, with device lambdas
     # (KOKKOS_LAMBDA in every kernel); the compiler is the one Kokkos names (nvcc_wrapper).
     for _arch in CudaPackage.cuda_arch_values:
         _cuda = f"+cuda cuda_arch={_arch}"
