@@ -17,17 +17,25 @@
 /// - Parsing is agreed: every rank parses its own argv, then one MPI_Allreduce compares the
 ///   verdicts and a hash of the command lines, so a rank whose argv differs or fails to parse
 ///   gives one error on rank 0 and exit status 64 everywhere, never a hang.
+/// - The values of Kokkos' own options (--kokkos-num-threads=N, ...) are checked before Kokkos sees
+///   them (options.hpp: screen_kokkos_arguments); a malformed one is a usage error (64).
+/// - Option values are checked by the validators of options.hpp (one per kind of value).
 /// - An spmd::Error raised on every rank (collective()) is printed once and gives exit status 1;
 ///   an error raised on one rank alone reaches Runtime's terminate handler (MPI_Abort, status 1).
 #include <CLI/CLI.hpp>
 #include <spmd.hpp>
 
+#include <spmd/io/metadata.hpp>
+#include <spmd/io/output_path.hpp>
+
+#include "options.hpp"
 #include "spmd_apps_version.hpp"
 
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdarg>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -58,16 +66,6 @@ __attribute__((format(printf, 1, 2))) inline std::string format(const char* fmt,
   return buf;
 }
 
-/// A number for a message: %.6g ("1.79769e+308", never 309 digits). Local.
-inline std::string readable(double v) {
-  char buf[32];
-  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15)
-    std::snprintf(buf, sizeof buf, "%.0f", v);  // integers as such: 2147483647
-  else
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 /// A byte count as "8796093022208 bytes (8 TiB)". Local.
 inline std::string bytes_str(double bytes) {
   const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
@@ -93,45 +91,6 @@ inline std::string duration_str(double s) {
   else
     std::snprintf(buf, sizeof buf, "%d h %02d min", static_cast<int>(s / 3600), static_cast<int>(s / 60) % 60);
   return buf;
-}
-
-/// CLI11 validator: a number in [lo, hi], with a message that prints both readably (CLI11's own
-/// Range/NonNegativeNumber print DBL_MAX with all its 309 digits). Local.
-inline CLI::Validator in_range(double lo, double hi) {
-  std::string desc = "in [" + readable(lo) + ", " + readable(hi) + "]";
-  return CLI::Validator(
-      [lo, hi](std::string& s) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(s.c_str(), &end);
-        if (end == s.c_str() || *end != '\0' || std::isnan(v)) return "'" + s + "' is not a number";
-        if (v < lo || v > hi) return "value " + s + " is outside [" + readable(lo) + ", " + readable(hi) + "]";
-        return {};
-      },
-      desc, "RANGE");
-}
-/// A number >= lo (no upper bound). Local.
-inline CLI::Validator at_least(double lo) {
-  return CLI::Validator(
-      [lo](std::string& s) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(s.c_str(), &end);
-        if (end == s.c_str() || *end != '\0' || std::isnan(v)) return "'" + s + "' is not a number";
-        if (v < lo) return "value " + s + " is below " + readable(lo);
-        return {};
-      },
-      ">= " + readable(lo), "AT_LEAST");
-}
-/// A number > 0. Local.
-inline CLI::Validator positive() {
-  return CLI::Validator(
-      [](std::string& s) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(s.c_str(), &end);
-        if (end == s.c_str() || *end != '\0' || std::isnan(v)) return "'" + s + "' is not a number";
-        if (!(v > 0)) return "value " + s + " is not positive";
-        return {};
-      },
-      "> 0", "POSITIVE");
 }
 
 /// The library version, the git revision of the source tree at build time and Kokkos' version.
@@ -160,6 +119,12 @@ class App {
         args_.push_back(argv[i]);
       }
     }
+    {  // Kokkos' own options with malformed values never reach Kokkos (parse() reports them)
+      std::vector<char*> rest(args_.begin() + 1, args_.end());
+      kokkos_problem_ = screen_kokkos_arguments(rest);
+      args_.resize(1);
+      args_.insert(args_.end(), rest.begin(), rest.end());
+    }
     if (help_ || version_ || quiet_kokkos) args_.push_back(disable_warnings_);
     argc_ = static_cast<int>(args_.size());
     args_.push_back(nullptr);
@@ -168,7 +133,8 @@ class App {
     cli_.option_defaults()->always_capture_default();
     cli_.set_version_flag("--version", std::string(), "print the version (library, git revision, Kokkos) and exit");
     cli_.add_flag("--quiet", quiet_, "print nothing but errors (no banner, no progress lines, no summary)");
-    cli_.add_option("--json", json_, "write the results to this JSON file (rank 0; schema: docs/apps.md)");
+    cli_.add_option("--json", json_, "write the results to this JSON file (rank 0; schema: docs/apps.md)")
+        ->check(non_empty());
     cli_.add_flag("--resources", resources_,
                   "add the memory (RSS, peak RSS), open files and live communicators to the progress lines and the "
                   "JSON (max over ranks; a collective at each progress line)");
@@ -196,7 +162,8 @@ class App {
   /// option's old name if it had one. Local.
   void add_monitor(int default_every, const std::string& unit, const std::string& old_name = {}) {
     monitor_ = default_every;
-    cli_.add_option("--monitor", monitor_, "print a progress line every K " + unit + " (0: none)")->check(at_least(0));
+    cli_.add_option("--monitor", monitor_, "print a progress line every K " + unit + " (0: none)")
+        ->check(in_range(0, INT_MAX));
     if (!old_name.empty()) add_alias(old_name, "--monitor", monitor_);
   }
 
@@ -212,9 +179,18 @@ class App {
 
   /// Keep accepting an option's old name (hidden from --help, with a warning): `old_name` sets
   /// `var` as `new_name` does. Local.
+  /// The old name takes the new one's validators (add the new option first). Local.
   template <class T>
   void add_alias(const std::string& old_name, const std::string& new_name, T& var) {
-    cli_.add_option(old_name, var, "old name of " + new_name)->group("");
+    CLI::Option* alias = cli_.add_option(old_name, var, "old name of " + new_name)->group("");
+    if (CLI::Option* o = cli_.get_option_no_throw(new_name))
+      for (int i = 0;; ++i) {
+        try {
+          alias->check(*o->get_validator(i));
+        } catch (const CLI::OptionNotFound&) {
+          break;
+        }
+      }
     aliases_.emplace_back(old_name, new_name);
   }
 
@@ -227,7 +203,10 @@ class App {
     enum Verdict : std::int64_t { go = 0, help = 1, version = 2, bad = 3 };
     std::int64_t verdict = help_ ? help : version_ ? version : go;
     std::string message;
-    if (verdict == go) {
+    if (verdict == go && !kokkos_problem_.empty()) {
+      verdict = bad;
+      message = kokkos_problem_;
+    } else if (verdict == go) {
       try {
         cli_.parse(argc_, argv_);
       } catch (const CLI::CallForHelp&) {
@@ -284,12 +263,45 @@ class App {
     return exit_usage;
   }
 
+  /// Why the option `flag` (e.g. "--alpha") refuses the value `value`, by the option's own
+  /// validators (the command line's), or "" when it takes it; for values read from elsewhere (a
+  /// checkpoint's record). Local.
+  std::string check_value(const std::string& flag, std::string value) {
+    CLI::Option* o = cli_.get_option_no_throw(flag);
+    if (!o) return "there is no option " + flag;
+    for (int i = 0;; ++i) {
+      CLI::Validator* v = nullptr;
+      try {
+        v = o->get_validator(i);
+      } catch (const CLI::OptionNotFound&) {
+        return {};
+      }
+      if (std::string why = (*v)(value); !why.empty()) return why;
+    }
+  }
+
+  /// Refuse, on every rank alike, outputs that cannot be written: for each (option, path) with a
+  /// path, io::output_path_problem (rank 0 looks). Throws a collective spmd::Error naming the
+  /// option and the path. Collective.
+  static void check_outputs(const Comm& comm, const std::vector<std::pair<std::string, std::string>>& outputs) {
+    std::string why;
+    if (comm.rank() == 0)
+      for (const auto& [option, path] : outputs) {
+        if (path.empty() || !why.empty()) continue;
+        if (std::string p = io::output_path_problem(path, io::impl::printable(path, 200)); !p.empty())
+          why = option + ": " + p;
+      }
+    comm.check(why.empty(), why);
+  }
+
   /// parse(), then `body()` (which returns an exit status); an spmd::Error raised on every rank
-  /// is printed once by rank 0 and gives exit_error. Collective.
+  /// is printed once by rank 0 and gives exit_error. The --json file's path is checked before
+  /// body() runs (check_outputs). Collective.
   template <class Body>
   int run(const Comm& comm, Body&& body) {
     if (const int code = parse(comm); code >= 0) return code;
     try {
+      check_outputs(comm, {{"--json", json_}});
       return body();
     } catch (const Error& e) {
       if (!e.collective()) throw;  // one rank alone: Runtime's terminate handler aborts the job
@@ -316,7 +328,7 @@ class App {
   char** argv_ = nullptr;
   char disable_warnings_[32] = "--kokkos-disable-warnings";
   bool help_ = false, version_ = false, quiet_ = false, resources_ = false;
-  std::string json_;
+  std::string json_, kokkos_problem_;
   int monitor_ = 0;
   std::vector<std::pair<std::string, std::string>> aliases_;
 };

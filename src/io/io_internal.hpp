@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "spmd/io/checkpoint.hpp"
+#include "spmd/io/integrity.hpp"
+#include "spmd/io/output_path.hpp"
 
 namespace spmd::io::impl {
 
