@@ -18,7 +18,8 @@
 ///   verdicts and a hash of the command lines, so a rank whose argv differs or fails to parse
 ///   gives one error on rank 0 and exit status 64 everywhere, never a hang.
 /// - The values of Kokkos' own options (--kokkos-num-threads=N, ...) are checked before Kokkos sees
-///   them (options.hpp: screen_kokkos_arguments); a malformed one is a usage error (64).
+///   them, and --spmd-* options spmd::Runtime does not know before it does (options.hpp:
+///   screen_kokkos_arguments, screen_runtime_arguments): either is a usage error (64).
 /// - Option values are checked by the validators of options.hpp (one per kind of value).
 /// - An spmd::Error raised on every rank (collective()) is printed once and gives exit status 1;
 ///   an error raised on one rank alone reaches Runtime's terminate handler (MPI_Abort, status 1).
@@ -31,8 +32,10 @@
 #include "options.hpp"
 #include "spmd_apps_version.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdarg>
 #include <climits>
@@ -121,7 +124,9 @@ class App {
     }
     {  // Kokkos' own options with malformed values never reach Kokkos (parse() reports them)
       std::vector<char*> rest(args_.begin() + 1, args_.end());
-      kokkos_problem_ = screen_kokkos_arguments(rest);
+      screen_problem_ = screen_kokkos_arguments(rest);
+      const std::string runtime = screen_runtime_arguments(rest);
+      if (!runtime.empty()) screen_problem_ += (screen_problem_.empty() ? "" : "; ") + runtime;
       args_.resize(1);
       args_.insert(args_.end(), rest.begin(), rest.end());
     }
@@ -203,9 +208,9 @@ class App {
     enum Verdict : std::int64_t { go = 0, help = 1, version = 2, bad = 3 };
     std::int64_t verdict = help_ ? help : version_ ? version : go;
     std::string message;
-    if (verdict == go && !kokkos_problem_.empty()) {
+    if (verdict == go && !screen_problem_.empty()) {
       verdict = bad;
-      message = kokkos_problem_;
+      message = screen_problem_;
     } else if (verdict == go) {
       try {
         cli_.parse(argc_, argv_);
@@ -291,7 +296,12 @@ class App {
         if (std::string p = io::output_path_problem(path, io::impl::printable(path, 200)); !p.empty())
           why = option + ": " + p;
       }
-    comm.check(why.empty(), why);
+    // Rank 0 alone looked: its text on every rank (the same line at every rank count).
+    int n = comm.bcast(static_cast<int>(why.size()), 0);
+    if (n == 0) return;
+    why.resize(static_cast<std::size_t>(n));
+    comm.bcast(why.data(), n, 0);
+    throw Error(why, true);
   }
 
   /// parse(), then `body()` (which returns an exit status); an spmd::Error raised on every rank
@@ -328,10 +338,27 @@ class App {
   char** argv_ = nullptr;
   char disable_warnings_[32] = "--kokkos-disable-warnings";
   bool help_ = false, version_ = false, quiet_ = false, resources_ = false;
-  std::string json_, kokkos_problem_;
+  std::string json_, screen_problem_;
   int monitor_ = 0;
   std::vector<std::pair<std::string, std::string>> aliases_;
 };
+
+/// Refuse a process grid `grid` given as `flag` (e.g. --grid 2,2) whose ranks are not the job's:
+/// the same spmd::Error on every rank, naming the option. Nothing when `grid` is empty. Local
+/// (the grid and the rank count are the same everywhere).
+inline void check_grid(const Comm& comm, const std::string& flag, const std::vector<int>& grid) {
+  if (grid.empty()) return;
+  long long ranks = 1;
+  std::string text;
+  for (int g : grid) {
+    ranks *= g;
+    text += (text.empty() ? "" : ",") + std::to_string(g);
+  }
+  if (ranks != comm.size())
+    throw Error(flag + " " + text + " makes a grid of " + std::to_string(ranks) + " ranks; this run has " +
+                    std::to_string(comm.size()),
+                true);
+}
 
 /// The memory available for this rank's arrays, in bytes, and where that figure comes from:
 /// the GPU's free memory for device memory spaces, else the node's MemAvailable (/proc/meminfo,
@@ -353,8 +380,26 @@ inline std::pair<double, std::string> memory_per_rank(const Comm& comm) {
   }
   if (avail <= 0) avail = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
   const int on_node = comm.node_local().size();
-  return {avail / on_node, "the node's available memory (" + bytes_str(avail) + ") shared by its " +
-                               std::to_string(on_node) + " rank" + (on_node > 1 ? "s" : "")};
+  std::pair<double, std::string> out{avail / on_node, "the node's available memory (" + bytes_str(avail) +
+                                                          ") shared by its " + std::to_string(on_node) + " rank" +
+                                                          (on_node > 1 ? "s" : "")};
+  // A rank may also have a smaller address-space limit of its own (ulimit -v; a batch system's
+  // per-process limit): what is left of it under the limit counts too.
+  struct rlimit lim {};
+  if (getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+    double used = 0;
+    if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+      char line[256];
+      while (std::fgets(line, sizeof line, f))
+        if (std::strncmp(line, "VmSize:", 7) == 0) used = std::atof(line + 7) * 1024.0;
+      std::fclose(f);
+    }
+    const double left = std::max(0.0, static_cast<double>(lim.rlim_cur) - used);
+    if (left < out.first)
+      out = {left, "what is left of this rank's address-space limit (ulimit -v: " +
+                       bytes_str(static_cast<double>(lim.rlim_cur)) + ", " + bytes_str(used) + " in use)"};
+  }
+  return out;
 }
 
 /// Refuse, before allocating, a problem whose arrays would not fit: `bytes` is what this rank

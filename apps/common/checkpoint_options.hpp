@@ -138,8 +138,9 @@ class ProblemRecord {
                         "run cannot be checked against it",
                     true);
       // The stored value must pass the option's own validators, as a value given on the command
-      // line does (a file edited, or written by another program, is refused here).
-      if (!f.flag_only)
+      // line does (a file edited, or written by another program, is refused here); the option's
+      // current value (its default, or the value given and checked) needs no check.
+      if (!f.flag_only && it->second != f.get())
         if (const std::string why = app_.check_value(f.flag, option_text(it->second)); !why.empty())
           throw Error("restart: the checkpoint '" + io::impl::printable(path) + "' records problem." + f.name + " " +
                           value_str(it->second) + ", which " + f.flag + " refuses: " + why,
@@ -362,6 +363,17 @@ struct CheckpointOptions {
   std::string steps_flag_ = "--steps";
   std::int64_t steps_value_ = 0;
 };
+
+/// Refuse, before any work, a --save path that io::save would refuse (a FIFO, a device, a
+/// directory or a link at the path or at its .xmf sidecar, a missing directory): the same
+/// spmd::Error on every rank, naming --save. Nothing without HDF5 or without a path. Collective.
+inline void check_save([[maybe_unused]] const Comm& comm, [[maybe_unused]] const std::string& path) {
+#if SPMD_HAVE_HDF5
+  if (path.empty()) return;
+  const std::string why = io::output_problem(path, comm, true);
+  if (!why.empty()) throw Error("--save: " + why, true);
+#endif
+}
 
 /// The CRC-32 of the whole of `a` (spmd::io::checksum: the same for every distribution, so equal
 /// at every rank count), or -1 in builds without HDF5. The apps report it in "check" ->

@@ -273,4 +273,22 @@ inline std::string screen_kokkos_arguments(std::vector<char*>& args) {
   return problems.empty() ? problems : "Kokkos option " + problems;
 }
 
+/// Take out of `args` the --spmd-* options spmd::Runtime does not know (it would throw from its
+/// constructor, before the app can report anything) and describe them ("" when there are none).
+/// The names are Runtime's (include/spmd/runtime.hpp). Local.
+inline std::string screen_runtime_arguments(std::vector<char*>& args) {
+  std::string problems;
+  std::vector<char*> kept;
+  for (char* a : args) {
+    const bool ours = std::strncmp(a, "--spmd-", 7) == 0;
+    if (!ours || std::strcmp(a, "--spmd-share-gpus") == 0 || std::strcmp(a, "--spmd-log-view") == 0)
+      kept.push_back(a);
+    else
+      problems += (problems.empty() ? "" : ", ") + quote_value(a);
+  }
+  args = std::move(kept);
+  return problems.empty() ? problems
+                          : "unknown option " + problems + " (spmd::Runtime knows --spmd-share-gpus, --spmd-log-view)";
+}
+
 }  // namespace spmd::apps

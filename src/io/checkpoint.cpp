@@ -655,14 +655,21 @@ std::string read_on_root(const std::string& path, const Comm& comm, const char* 
   }
 }
 
-/// Rank 0 reads the metadata (one reader, however many ranks) and broadcasts it; a failure
-/// becomes the same spmd::Error on every rank. Collective.
+/// Rank 0's verdict `problem` ("" when all is well) on every rank: the same spmd::Error, with the
+/// same text at every rank count, when it is not empty (for checks only rank 0 makes). Collective.
+void root_check(const Comm& comm, const std::string& problem) {
+  if (comm.bcast(problem.empty() ? 1 : 0, 0) == 0) throw Error(bcast_string(comm, problem), true);
+}
+
+/// Rank 0 reads the metadata (one reader, however many ranks) and broadcasts it, or its error:
+/// a failure becomes the same spmd::Error on every rank, with the same text at every rank count
+/// (only rank 0 reads, so there is no rank to name). Collective.
 FileInfo inspect_agreed(const std::string& path, const Comm& comm, const char* fn) {
   agree_text(comm, fn, "path", path);
   bool ok = true;
   std::string msg;
   const std::string blob = read_on_root(path, comm, fn, ok, msg);
-  comm.check(ok, msg);
+  root_check(comm, ok ? std::string() : msg);
   return unpack(bcast_string(comm, blob));
 }
 
@@ -692,6 +699,12 @@ std::string inspect_or_reason(const std::string& path, const Comm& comm, const c
 }  // namespace
 
 // ---- save ------------------------------------------------------------------------------------------
+
+std::string save_path_problem(const std::string& path, bool sidecar) {
+  std::string problem = output_path_problem(path, printable(path, 200));
+  if (problem.empty() && sidecar) problem = output_path_problem(xdmf_path(path), printable(xdmf_path(path), 200));
+  return problem;
+}
 
 namespace {
 /// Write the integrity record into the user block of the complete file `tmp` whose datasets'
@@ -780,15 +793,10 @@ void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, 
     comm.check(bad.empty(), str(fn, ": ", bad, " (file '", path, "')"));
   }
   {  // Outputs replace only regular files, in a directory that exists (rank 0 looks; agreed).
-    std::string problem;
-    if (comm.rank() == 0) {
-      problem = output_path_problem(path, printable(path, 200));
-      bool sidecar = false;
-      for (const auto& b : blocks) sidecar = sidecar || b.shape.size() == 2 || b.shape.size() == 3;
-      if (problem.empty() && options.xdmf && sidecar)
-        problem = output_path_problem(xdmf_path(path), printable(xdmf_path(path), 200));
-    }
-    comm.check(problem.empty(), str(fn, ": ", problem));
+    bool sidecar = false;
+    for (const auto& b : blocks) sidecar = sidecar || b.shape.size() == 2 || b.shape.size() == 3;
+    const std::string problem = comm.rank() == 0 ? save_path_problem(path, options.xdmf && sidecar) : "";
+    root_check(comm, problem.empty() ? problem : str(fn, ": ", problem));
   }
 
   std::vector<DatasetInfo> infos;
@@ -992,6 +1000,12 @@ void save(const std::string& path, const std::vector<Dataset>& datasets, const A
   blocks.reserve(datasets.size());
   for (const auto& d : datasets) blocks.push_back(d.block());
   impl::save_blocks(path, blocks, attributes, options);
+}
+
+std::string output_problem(const std::string& path, const Comm& comm, bool sidecar) {
+  impl::agree_text(comm, "spmd::io::output_problem", "path", path);
+  const std::string problem = comm.rank() == 0 ? impl::save_path_problem(path, sidecar) : std::string();
+  return impl::agreed_reason(comm, problem.empty(), problem);
 }
 
 FileInfo inspect(const std::string& path, const Comm& comm) {
@@ -1235,9 +1249,10 @@ void CheckpointSeries::claim(bool continuing) {
       if (problem.empty())
         problem = impl::series_special_file(prefix_);
       else if (problem.rfind("cannot write", 0) == 0)
-        problem = "the checkpoint prefix '" + impl::printable(prefix_, 200) + "' " + problem.substr(problem.find(':') + 2);
+        problem = "the checkpoint prefix '" + impl::printable(prefix_, 200) + "' cannot be written: " +
+                  problem.substr(problem.find(':') + 2);
     }
-    comm_.check(problem.empty(), impl::str("spmd::io::CheckpointSeries: ", problem));
+    impl::root_check(comm_, problem.empty() ? problem : impl::str("spmd::io::CheckpointSeries: ", problem));
   }
   ensure_run_id();
   std::vector<File> others;

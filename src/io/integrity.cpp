@@ -124,7 +124,7 @@ std::string decode_integrity_record(const std::string& head, std::uint64_t file_
     return str("has an integrity record of version ", version, "; this spmdarray reads version ", integrity_version,
                " (use a newer spmdarray)");
   for (std::size_t k = body + 4; k < block; ++k)
-    if (head[k] != '\0') return str(damaged, "block is not zero after the record (byte ", k, ")");
+    if (head[k] != '\0') return str("is damaged: its user block is not zero after the integrity record (byte ", k, ")");
   if (get32(head, 36) != 0) return str(damaged, "has a nonzero reserved field");
   if (size != file_size)
     return str(size > file_size ? "is truncated: " : "is damaged: ", "it has ", file_size,
@@ -149,6 +149,36 @@ std::string decode_integrity_record(const std::string& head, std::uint64_t file_
   }
   out = std::move(r);
   return {};
+}
+
+std::string reseal_integrity_record(std::string b) {
+  // The old record as written (its magic and its own checksum intact), whatever the file is now.
+  if (b.size() < 44 || std::memcmp(b.data(), integrity_magic(), magic_bytes) != 0) return b;
+  IntegrityRecord r;
+  r.block = get32(b, 12);
+  const std::uint32_t n = get32(b, 32);
+  if (r.block < 512 || r.block > integrity_max_block || (r.block & (r.block - 1)) != 0 ||
+      integrity_record_bytes(n) > r.block || b.size() < r.block)
+    return b;
+  const std::size_t body = 40 + 24 * static_cast<std::size_t>(n);
+  if (get32(b, body) != crc_of(b, body)) return b;
+  for (std::uint32_t k = 0; k < n; ++k) {
+    DataRange d{get64(b, 40 + 24 * k), get64(b, 48 + 24 * k), 0};
+    if (d.length > 0 && d.offset >= r.block && d.offset <= b.size() && d.length <= b.size() - d.offset) {
+      d.crc = static_cast<std::uint32_t>(crc32_z(0, reinterpret_cast<const Bytef*>(b.data() + d.offset), d.length));
+      r.ranges.push_back(d);
+    }
+  }
+  r.file_size = b.size();
+  uLong meta = crc32(0L, Z_NULL, 0);
+  for (const auto& [at, len] : metadata_spans(r))
+    meta = crc32_z(meta, reinterpret_cast<const Bytef*>(b.data() + at), len);
+  r.metadata_crc = static_cast<std::uint32_t>(meta);
+  r.file_crc =
+      static_cast<std::uint32_t>(crc32_z(0, reinterpret_cast<const Bytef*>(b.data() + r.block), b.size() - r.block));
+  const std::string block = encode_integrity_record(r);
+  b.replace(0, block.size(), block);
+  return b;
 }
 
 std::vector<std::pair<std::uint64_t, std::uint64_t>> metadata_spans(const IntegrityRecord& r) {

@@ -87,6 +87,13 @@ std::string decode_integrity_record(const std::string& head, std::uint64_t file_
 /// covers. Local.
 std::vector<std::pair<std::uint64_t, std::uint64_t>> metadata_spans(const IntegrityRecord& r);
 
+/// The whole file `bytes` with its integrity record written again for what it holds now: the
+/// data ranges of its old record that are still inside it, every CRC recomputed from the bytes.
+/// For a file changed on purpose (a test, a tool that edits attributes): a changed file is
+/// otherwise refused as damaged. Returns `bytes` unchanged when its old record is not intact.
+/// Local.
+std::string reseal_integrity_record(std::string bytes);
+
 /// True when `head` starts with HDF5's signature (at offset 0). Local.
 bool starts_with_hdf5_signature(const std::string& head);
 
