@@ -469,20 +469,34 @@ TEST(Io, DamagedFilesAreRefusedBeforeHdf5ReadsThem) {
   // One bit flipped at offsets all over the file (the record, its zero tail, the HDF5 metadata
   // with the attributes, the data), and the 16 bytes near 1.2 KiB: every one refused.
   std::vector<std::size_t> offsets;
-  for (std::size_t k = 0; k < 72; ++k) offsets.push_back(k);                   // the record
-  for (std::size_t k = 0; k < 64; ++k) offsets.push_back(72 + k * (size - 73) / 63);  // everywhere
+  // (Every fourth at 3 and 4 ranks, where collectives are slow on a 2-core machine: the verdicts
+  // do not depend on the rank count, their agreement is what those runs add.)
+  const std::size_t every = world().size() > 2 ? 4 : 1;
+  for (std::size_t k = 0; k < 72; k += every) offsets.push_back(k);                     // the record
+  for (std::size_t k = 0; k < 64; k += every) offsets.push_back(72 + k * (size - 73) / 63);  // everywhere
+  io::IntegrityRecord record;
+  std::size_t need = 0;
+  if (world().rank() == 0) {
+    EXPECT_EQ(io::decode_integrity_record(bytes, bytes.size(), record, need), "");
+  }
   for (std::size_t off : offsets) {
+    bool in_data = false;
     if (world().rank() == 0) {
       std::string copy = bytes;
       copy[off] ^= 0x10;
       write_file(bad, copy);
+      for (const auto& r : record.ranges) in_data = in_data || (off >= r.offset && off < r.offset + r.length);
     }
-    world().barrier();
+    in_data = world().bcast(in_data ? 1 : 0, 0) == 1;
     const std::string why = io::verify(bad, world());
     EXPECT_NE(why, "") << "a flipped bit at byte " << off << " of " << size << " was not seen";
     EXPECT_EQ(why.find('\n'), std::string::npos) << why;
     expect_same_everywhere(why, "verify's verdict");
-    SPMD_EXPECT_COLLECTIVE_ERROR(io::inspect(bad, world()), "spmd::io::inspect: ");
+    if (in_data) {  // the data: inspect reads no data; verify and load compare it with its checksum
+      EXPECT_NE(why.find("checksum mismatch in dataset"), std::string::npos) << why;
+    } else {  // anything else: refused before HDF5 opens the file
+      SPMD_EXPECT_COLLECTIVE_ERROR(io::inspect(bad, world()), "spmd::io::inspect: ");
+    }
   }
   if (world().rank() == 0) {
     std::string copy = bytes;
@@ -547,7 +561,9 @@ TEST(Io, OutputsReplaceOnlyRegularFiles) {
   // for reading (no hang), by find_latest(); a prefix in a missing directory is refused by claim().
   io::CheckpointSeries series(world(), dir + "/ck", 5);
   series.save(1, {{"u", a}});
-  if (world().rank() == 0) ASSERT_EQ(::mkfifo(series.path(2).c_str(), 0644), 0);
+  if (world().rank() == 0) {
+    ASSERT_EQ(::mkfifo(series.path(2).c_str(), 0644), 0);
+  }
   world().barrier();
   const auto latest = series.find_latest();
   ASSERT_TRUE(latest.path.has_value());

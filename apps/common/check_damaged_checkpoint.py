@@ -111,7 +111,10 @@ for ranks in RANKS:
     if len(line) != 1 or "is damaged" not in line[0]:
         sys.exit(f"FAIL: --restart latest at {ranks} ranks did not say once that the damaged file was skipped:\n{out}")
     skipped[ranks] = line[0]
-    if r["run"]["restarted_from"] != previous or apptest.crc(r) != apptest.crc(ref):
+    # Bitwise at any rank count for the pointwise updates; cg_solver's sums change with the rank
+    # count, so its x is bitwise the uninterrupted run's at its rank count (2), else it converges.
+    same = apptest.crc(r) == apptest.crc(ref) if (app != "cg_solver" or ranks == 2) else r["check"]["converged"]
+    if r["run"]["restarted_from"] != previous or not same:
         sys.exit(f"FAIL: --restart latest at {ranks} ranks: {r['run']}, state {apptest.crc(r)} "
                  f"(uninterrupted {apptest.crc(ref)}, expected a restart from {previous})")
     out = launch("--restart of the damaged file", ["--restart", newest], ranks, apptest.EXIT["error"])
@@ -129,7 +132,8 @@ out = launch("a new run into the prefix", BASE + ["--checkpoint-every", "10", "-
              apptest.EXIT["error"])
 if len(lines_with(out, f"already holds {len(have)} checkpoint file(s)")) != 1:
     sys.exit(f"FAIL: a new run into the prefix was not refused, counting the damaged file:\n{out}")
-r = apptest.run(mpiexec, exe, RANKS[-1], ["--restart", oldest, "--checkpoint-every", "10", "--checkpoint-keep", "10"],
+r = apptest.run(mpiexec, exe, min(2, maxranks),
+                ["--restart", oldest, "--checkpoint-every", "10", "--checkpoint-keep", "10"],
                 os.path.join(work, "older.json"))
 if apptest.crc(r) != apptest.crc(ref):
     sys.exit("FAIL: the restart from the oldest file does not end at the uninterrupted run's state")

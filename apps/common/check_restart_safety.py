@@ -169,7 +169,7 @@ unsigned = os.path.join(work, "unsigned.0000000010.h5")
 shutil.copy(first, unsigned)
 with h5py.File(unsigned, "r+") as f:
     f.attrs["app"] = "not-" + app
-refused("an edited checkpoint (not signed again)", ["--restart", unsigned], ["is damaged: its integrity record"])
+refused("an edited checkpoint (not signed again)", ["--restart", unsigned], [f"unsigned.0000000010.h5' is damaged: "])
 
 # ---- values of the record that the options' validators refuse ---------------------------------------------
 # (key, value, the option that refuses it); each file is otherwise valid (signed again).
