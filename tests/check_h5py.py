@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Read a checkpoint written by `io_fault write DIR STEP` with h5py (no spmdarray code) and check
-the values, dtypes, shapes, attributes, the per-dataset checksums and the XDMF sidecar.
+the values, dtypes, shapes, attributes, the per-dataset checksums, the integrity record (with zlib
+alone: apps/common/checkpoint_record.py) and the XDMF sidecar.
 
 The checksum of a dataset is zlib.crc32 of its row-major little-endian bytes
 (docs/checkpointing.md), stored as the dataset attribute spmd_checksum_crc32.
@@ -15,9 +16,15 @@ import zlib
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "apps", "common"))
+import checkpoint_record  # noqa: E402
+
 path, step = sys.argv[1], int(sys.argv[2])
+problem = checkpoint_record.check(path)
+assert problem == "", f"the integrity record does not describe the file: {problem}"
+print("integrity record: the whole file's, the metadata's and every data range's CRC-32 match")
 with h5py.File(path, "r") as f:
-    assert f.attrs["spmd_format_version"] == 1, dict(f.attrs)
+    assert f.attrs["spmd_format_version"] == 2, dict(f.attrs)
     assert f.attrs["step"] == step and f.attrs["time"] == step * 0.5, dict(f.attrs)
     i, j = np.meshgrid(np.arange(40), np.arange(30), indexing="ij")
     a, b, c = np.meshgrid(np.arange(6), np.arange(5), np.arange(4), indexing="ij")

@@ -267,12 +267,14 @@ int main(int argc, char** argv) {
   cli.add_option("--steps", steps, "timed time steps (nt), after the warm-up ones")->check(in_range(0, INT_MAX / 2));
   cli.add_option("--warmup", warmup, "time steps before the timer starts")->check(in_range(0, INT_MAX / 2));
   cli.add_option("--nit", nit, "pressure iterations per step")->check(in_range(0, INT_MAX));
-  cli.add_option("--grid", grid, "process grid PY,PX (default: automatic)")->delimiter(',')->expected(2);
+  spmd::apps::add_list(cli, "--grid", grid, {"PY", "PX"}, "process grid (default: automatic)", in_range(1, 1 << 20));
   cli.add_flag("--moved-columns", moved, "no periodic halo: the engine moves the periodic columns' operands");
   bool overlap = false;
   cli.add_flag("--overlap", overlap, "pressure sweeps: update the interior while pn's halo exchange travels");
-  cli.add_option("--perturb", amplitude, "start from u, v = A times fixed patterns (0: from rest, as cuNumeric)");
-  cli.add_option("--save", save_path, "write the final u, v, p to this HDF5 file (HDF5 builds)");
+  cli.add_option("--perturb", amplitude, "start from u, v = A times fixed patterns (0: from rest, as cuNumeric)")
+      ->check(spmd::apps::finite());
+  cli.add_option("--save", save_path, "write the final u, v, p to this HDF5 file (HDF5 builds)")
+      ->check(spmd::apps::non_empty());
   app.add_monitor(10, "steps");
   spmd::apps::CheckpointOptions ckpt("cfd");
   ckpt.add_to(cli);
@@ -280,6 +282,7 @@ int main(int argc, char** argv) {
   return app.run(comm, [&] {
     if (!SPMD_HAVE_HDF5 && !save_path.empty())
       throw spmd::Error("--save needs spmdarray built with SPMD_ENABLE_HDF5=ON", true);
+    spmd::apps::check_save(comm, save_path);
     spmd::apps::ProblemRecord record(app);
     record.option("--nx", nx);
     record.option("--ny", ny);
@@ -289,6 +292,7 @@ int main(int argc, char** argv) {
     const spmd::apps::Start start = ckpt.start(comm, app, record, "--steps", steps, warmup);
     const std::int64_t total = std::int64_t(warmup) + steps;
 
+    spmd::apps::check_grid(comm, "--grid", grid);
     const spmd::Distribution<2> dist(comm, {ny, nx}, spmd::halo(1), spmd::periodic({false, !moved}),
                                      spmd::ProcessGrid{grid});
     const auto ext = dist.local_extents_with_halo();

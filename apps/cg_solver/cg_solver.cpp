@@ -128,9 +128,12 @@ void save_state(const spmd::apps::CheckpointOptions& ckpt, const spmd::apps::Sta
   ckpt.save(start, st.iteration, datasets, record, attrs);
 }
 
+/// The solver state of a checkpoint: its vectors, scalars and iteration. The state's solver and
+/// preconditioner must be the run's (taken from the checkpoint's record, and checked there by the
+/// options' validators), and its scalars finite: anything else is refused. Collective.
 template <class Op>
 sv::SolverState<typename Op::vector_type> load_state(const std::string& path, const spmd::io::FileInfo& info,
-                                                     const Op& A) {
+                                                     const Op& A, const Config& cfg) {
   sv::SolverState<typename Op::vector_type> st;
   const auto text = [&](const char* name) {
     const auto it = info.attributes.find(name);
@@ -139,7 +142,14 @@ sv::SolverState<typename Op::vector_type> load_state(const std::string& path, co
     return std::get<std::string>(it->second);
   };
   st.solver = text("solver");
-  st.precond = text("precond") == "jacobi" ? sv::Precond::jacobi : sv::Precond::none;
+  const std::string solver = cfg.pipelined ? "pipelined_cg" : "cg", precond = text("precond");
+  if (st.solver != solver || precond != cfg.precond)
+    throw spmd::Error("restart: the checkpoint '" + spmd::io::impl::printable(path) + "' holds the state of solver " +
+                          spmd::apps::value_str(st.solver) + " with preconditioner " +
+                          spmd::apps::value_str(precond) + ", not of " + solver + " with " + cfg.precond +
+                          " as its record says",
+                      true);
+  st.precond = cfg.precond == "jacobi" ? sv::Precond::jacobi : sv::Precond::none;
   st.iteration = spmd::apps::CheckpointOptions::int_attribute(info, "step");
   for (const auto& d : info.datasets) {
     auto v = A.make_vector("spmd::cg_solver::restart::" + d.name);
@@ -147,8 +157,14 @@ sv::SolverState<typename Op::vector_type> load_state(const std::string& path, co
     st.vectors.emplace_back(d.name, std::move(v));
   }
   for (const auto& a : info.attributes)
-    if (a.first.rfind("state.", 0) == 0 && std::holds_alternative<double>(a.second))
-      st.scalars.emplace_back(a.first.substr(6), std::get<double>(a.second));
+    if (a.first.rfind("state.", 0) == 0 && std::holds_alternative<double>(a.second)) {
+      const double v = std::get<double>(a.second);
+      if (!std::isfinite(v))
+        throw spmd::Error("restart: the checkpoint '" + spmd::io::impl::printable(path) + "' records " + a.first +
+                              " " + spmd::apps::readable(v) + ", not a finite number",
+                          true);
+      st.scalars.emplace_back(a.first.substr(6), v);
+    }
   return st;
 }
 #endif
@@ -211,7 +227,7 @@ int run(const Op& A, const Problem& pb, const Config& cfg, spmd::apps::App& app,
   progress.start();
 #if SPMD_HAVE_HDF5
   if (start.restarting()) {
-    const auto st = load_state(start.path, start.info, A);
+    const auto st = load_state(start.path, start.info, A, cfg);
     app.say(comm, format("cg_solver: restarted from %s at iteration %lld (run %s)", start.path.c_str(),
                          static_cast<long long>(st.iteration), start.run_id.c_str()));
     done = solver.resume(b, x, st);
@@ -332,20 +348,21 @@ int main(int argc, char** argv) {
   CLI::App& cli = app.cli();
   Config cfg;
   cli.add_option("--problem", cfg.problem, "poisson2d, poisson3d or mm (Matrix Market, --file)")
-      ->check(CLI::IsMember({"poisson2d", "poisson3d", "mm"}));
+      ->check(spmd::apps::one_of({"poisson2d", "poisson3d", "mm"}));
   cli.add_option("--n", cfg.n, "unknowns per axis (0: 2048 in 2-D, 128 in 3-D)")
       ->check(spmd::apps::in_range(0, double(index_t(1) << 30)));
-  cli.add_option("--file", cfg.file, "Matrix Market file (--problem mm)");
+  cli.add_option("--file", cfg.file, "Matrix Market file (--problem mm)")->check(spmd::apps::non_empty());
   cli.add_option("--operator", cfg.op, "csr (assembled CsrMatrix) or matrix-free (stencil on an N-d array)")
-      ->check(CLI::IsMember({"csr", "matrix-free"}));
-  cli.add_option("--tol", cfg.tol, "relative tolerance: stop when ||r|| <= tol ||b||")->check(at_least(0));
+      ->check(spmd::apps::one_of({"csr", "matrix-free"}));
+  cli.add_option("--tol", cfg.tol, "relative tolerance: stop when ||r|| <= tol ||b||")->check(spmd::apps::fraction());
   cli.add_option("--atol", cfg.atol, "absolute tolerance: or when ||r|| <= atol")->check(at_least(0));
   cli.add_option("--max-iters", cfg.max_iters, "iteration limit, counted from the start of the run")
       ->check(spmd::apps::in_range(0, INT_MAX));
   cli.add_flag("--pipelined", cfg.pipelined, "pipelined CG (one nonblocking all-reduce per iteration)");
-  cli.add_option("--precond", cfg.precond, "none or jacobi")->check(CLI::IsMember({"none", "jacobi"}));
+  cli.add_option("--precond", cfg.precond, "none or jacobi")->check(spmd::apps::one_of({"none", "jacobi"}));
   cli.add_option("--check-error", cfg.check_error,
-                 "exit with status 3 if the max error vs the known solution exceeds this (< 0: no check)");
+                 "exit with status 3 if the max error vs the known solution exceeds this (< 0: no check)")
+      ->check(spmd::apps::finite());
   cli.add_flag("--no-symmetry-check", cfg.no_symmetry_check,
                "do not check that a CSR matrix is symmetric before solving (checked by default)");
   cli.add_option("--symmetry-rtol", cfg.symmetry_rtol,
@@ -398,6 +415,24 @@ int main(int argc, char** argv) {
       spmd::apps::require_memory(
           comm, rows / comm.size() * per_row,
           format("%s with n %lld (%.4g unknowns)", cfg.problem.c_str(), static_cast<long long>(n), rows));
+    } else {
+      // The file's declared size, before it is read: a square matrix, and memory for what reading
+      // and solving it takes (the same check as for the generated problems): per row the vectors
+      // and row pointers as above, per stored entry (twice for a symmetric file) the CSR matrix
+      // with its SELL copy (24 B) and the reader's routing buffers (48 B).
+      const auto size = spmd::sparse::read_matrix_market_size(comm, cfg.file);
+      if (size.rows != size.cols)
+        throw spmd::Error(format("the matrix in '%s' is not square (%lld x %lld): CG solves square (symmetric) "
+                                 "systems",
+                                 spmd::io::impl::printable(cfg.file, 200).c_str(), static_cast<long long>(size.rows),
+                                 static_cast<long long>(size.cols)),
+                          true);
+      const double entries = static_cast<double>(size.entries) * (size.symmetric ? 2.0 : 1.0);
+      spmd::apps::require_memory(
+          comm, (static_cast<double>(size.rows) * (16 * 8.0 + 16) + entries * 72.0) / comm.size(),
+          format("the %lld x %lld matrix of '%s' (%lld entries)", static_cast<long long>(size.rows),
+                 static_cast<long long>(size.cols), spmd::io::impl::printable(cfg.file, 200).c_str(),
+                 static_cast<long long>(size.entries)));
     }
     if (cfg.op == "matrix-free") {
       pb.op_bytes_per_row = 16.0;  // read x, write y

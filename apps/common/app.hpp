@@ -17,17 +17,28 @@
 /// - Parsing is agreed: every rank parses its own argv, then one MPI_Allreduce compares the
 ///   verdicts and a hash of the command lines, so a rank whose argv differs or fails to parse
 ///   gives one error on rank 0 and exit status 64 everywhere, never a hang.
+/// - The values of Kokkos' own options (--kokkos-num-threads=N, ...) are checked before Kokkos sees
+///   them, and --spmd-* options spmd::Runtime does not know before it does (options.hpp:
+///   screen_kokkos_arguments, screen_runtime_arguments): either is a usage error (64).
+/// - Option values are checked by the validators of options.hpp (one per kind of value).
 /// - An spmd::Error raised on every rank (collective()) is printed once and gives exit status 1;
 ///   an error raised on one rank alone reaches Runtime's terminate handler (MPI_Abort, status 1).
 #include <CLI/CLI.hpp>
 #include <spmd.hpp>
 
+#include <spmd/io/metadata.hpp>
+#include <spmd/io/output_path.hpp>
+
+#include "options.hpp"
 #include "spmd_apps_version.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdarg>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -58,16 +69,6 @@ __attribute__((format(printf, 1, 2))) inline std::string format(const char* fmt,
   return buf;
 }
 
-/// A number for a message: %.6g ("1.79769e+308", never 309 digits). Local.
-inline std::string readable(double v) {
-  char buf[32];
-  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15)
-    std::snprintf(buf, sizeof buf, "%.0f", v);  // integers as such: 2147483647
-  else
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 /// A byte count as "8796093022208 bytes (8 TiB)". Local.
 inline std::string bytes_str(double bytes) {
   const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
@@ -93,45 +94,6 @@ inline std::string duration_str(double s) {
   else
     std::snprintf(buf, sizeof buf, "%d h %02d min", static_cast<int>(s / 3600), static_cast<int>(s / 60) % 60);
   return buf;
-}
-
-/// CLI11 validator: a number in [lo, hi], with a message that prints both readably (CLI11's own
-/// Range/NonNegativeNumber print DBL_MAX with all its 309 digits). Local.
-inline CLI::Validator in_range(double lo, double hi) {
-  std::string desc = "in [" + readable(lo) + ", " + readable(hi) + "]";
-  return CLI::Validator(
-      [lo, hi](std::string& s) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(s.c_str(), &end);
-        if (end == s.c_str() || *end != '\0' || std::isnan(v)) return "'" + s + "' is not a number";
-        if (v < lo || v > hi) return "value " + s + " is outside [" + readable(lo) + ", " + readable(hi) + "]";
-        return {};
-      },
-      desc, "RANGE");
-}
-/// A number >= lo (no upper bound). Local.
-inline CLI::Validator at_least(double lo) {
-  return CLI::Validator(
-      [lo](std::string& s) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(s.c_str(), &end);
-        if (end == s.c_str() || *end != '\0' || std::isnan(v)) return "'" + s + "' is not a number";
-        if (v < lo) return "value " + s + " is below " + readable(lo);
-        return {};
-      },
-      ">= " + readable(lo), "AT_LEAST");
-}
-/// A number > 0. Local.
-inline CLI::Validator positive() {
-  return CLI::Validator(
-      [](std::string& s) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(s.c_str(), &end);
-        if (end == s.c_str() || *end != '\0' || std::isnan(v)) return "'" + s + "' is not a number";
-        if (!(v > 0)) return "value " + s + " is not positive";
-        return {};
-      },
-      "> 0", "POSITIVE");
 }
 
 /// The library version, the git revision of the source tree at build time and Kokkos' version.
@@ -160,6 +122,14 @@ class App {
         args_.push_back(argv[i]);
       }
     }
+    {  // Kokkos' own options with malformed values never reach Kokkos (parse() reports them)
+      std::vector<char*> rest(args_.begin() + 1, args_.end());
+      screen_problem_ = screen_kokkos_arguments(rest);
+      const std::string runtime = screen_runtime_arguments(rest);
+      if (!runtime.empty()) screen_problem_ += (screen_problem_.empty() ? "" : "; ") + runtime;
+      args_.resize(1);
+      args_.insert(args_.end(), rest.begin(), rest.end());
+    }
     if (help_ || version_ || quiet_kokkos) args_.push_back(disable_warnings_);
     argc_ = static_cast<int>(args_.size());
     args_.push_back(nullptr);
@@ -168,7 +138,8 @@ class App {
     cli_.option_defaults()->always_capture_default();
     cli_.set_version_flag("--version", std::string(), "print the version (library, git revision, Kokkos) and exit");
     cli_.add_flag("--quiet", quiet_, "print nothing but errors (no banner, no progress lines, no summary)");
-    cli_.add_option("--json", json_, "write the results to this JSON file (rank 0; schema: docs/apps.md)");
+    cli_.add_option("--json", json_, "write the results to this JSON file (rank 0; schema: docs/apps.md)")
+        ->check(non_empty());
     cli_.add_flag("--resources", resources_,
                   "add the memory (RSS, peak RSS), open files and live communicators to the progress lines and the "
                   "JSON (max over ranks; a collective at each progress line)");
@@ -196,7 +167,8 @@ class App {
   /// option's old name if it had one. Local.
   void add_monitor(int default_every, const std::string& unit, const std::string& old_name = {}) {
     monitor_ = default_every;
-    cli_.add_option("--monitor", monitor_, "print a progress line every K " + unit + " (0: none)")->check(at_least(0));
+    cli_.add_option("--monitor", monitor_, "print a progress line every K " + unit + " (0: none)")
+        ->check(in_range(0, INT_MAX));
     if (!old_name.empty()) add_alias(old_name, "--monitor", monitor_);
   }
 
@@ -212,9 +184,18 @@ class App {
 
   /// Keep accepting an option's old name (hidden from --help, with a warning): `old_name` sets
   /// `var` as `new_name` does. Local.
+  /// The old name takes the new one's validators (add the new option first). Local.
   template <class T>
   void add_alias(const std::string& old_name, const std::string& new_name, T& var) {
-    cli_.add_option(old_name, var, "old name of " + new_name)->group("");
+    CLI::Option* alias = cli_.add_option(old_name, var, "old name of " + new_name)->group("");
+    if (CLI::Option* o = cli_.get_option_no_throw(new_name))
+      for (int i = 0;; ++i) {
+        try {
+          alias->check(*o->get_validator(i));
+        } catch (const CLI::OptionNotFound&) {
+          break;
+        }
+      }
     aliases_.emplace_back(old_name, new_name);
   }
 
@@ -227,7 +208,10 @@ class App {
     enum Verdict : std::int64_t { go = 0, help = 1, version = 2, bad = 3 };
     std::int64_t verdict = help_ ? help : version_ ? version : go;
     std::string message;
-    if (verdict == go) {
+    if (verdict == go && !screen_problem_.empty()) {
+      verdict = bad;
+      message = screen_problem_;
+    } else if (verdict == go) {
       try {
         cli_.parse(argc_, argv_);
       } catch (const CLI::CallForHelp&) {
@@ -284,12 +268,50 @@ class App {
     return exit_usage;
   }
 
+  /// Why the option `flag` (e.g. "--alpha") refuses the value `value`, by the option's own
+  /// validators (the command line's), or "" when it takes it; for values read from elsewhere (a
+  /// checkpoint's record). Local.
+  std::string check_value(const std::string& flag, std::string value) {
+    CLI::Option* o = cli_.get_option_no_throw(flag);
+    if (!o) return "there is no option " + flag;
+    for (int i = 0;; ++i) {
+      CLI::Validator* v = nullptr;
+      try {
+        v = o->get_validator(i);
+      } catch (const CLI::OptionNotFound&) {
+        return {};
+      }
+      if (std::string why = (*v)(value); !why.empty()) return why;
+    }
+  }
+
+  /// Refuse, on every rank alike, outputs that cannot be written: for each (option, path) with a
+  /// path, io::output_path_problem (rank 0 looks). Throws a collective spmd::Error naming the
+  /// option and the path. Collective.
+  static void check_outputs(const Comm& comm, const std::vector<std::pair<std::string, std::string>>& outputs) {
+    std::string why;
+    if (comm.rank() == 0)
+      for (const auto& [option, path] : outputs) {
+        if (path.empty() || !why.empty()) continue;
+        if (std::string p = io::output_path_problem(path, io::impl::printable(path, 200)); !p.empty())
+          why = option + ": " + p;
+      }
+    // Rank 0 alone looked: its text on every rank (the same line at every rank count).
+    int n = comm.bcast(static_cast<int>(why.size()), 0);
+    if (n == 0) return;
+    why.resize(static_cast<std::size_t>(n));
+    comm.bcast(why.data(), n, 0);
+    throw Error(why, true);
+  }
+
   /// parse(), then `body()` (which returns an exit status); an spmd::Error raised on every rank
-  /// is printed once by rank 0 and gives exit_error. Collective.
+  /// is printed once by rank 0 and gives exit_error. The --json file's path is checked before
+  /// body() runs (check_outputs). Collective.
   template <class Body>
   int run(const Comm& comm, Body&& body) {
     if (const int code = parse(comm); code >= 0) return code;
     try {
+      check_outputs(comm, {{"--json", json_}});
       return body();
     } catch (const Error& e) {
       if (!e.collective()) throw;  // one rank alone: Runtime's terminate handler aborts the job
@@ -316,10 +338,27 @@ class App {
   char** argv_ = nullptr;
   char disable_warnings_[32] = "--kokkos-disable-warnings";
   bool help_ = false, version_ = false, quiet_ = false, resources_ = false;
-  std::string json_;
+  std::string json_, screen_problem_;
   int monitor_ = 0;
   std::vector<std::pair<std::string, std::string>> aliases_;
 };
+
+/// Refuse a process grid `grid` given as `flag` (e.g. --grid 2,2) whose ranks are not the job's:
+/// the same spmd::Error on every rank, naming the option. Nothing when `grid` is empty. Local
+/// (the grid and the rank count are the same everywhere).
+inline void check_grid(const Comm& comm, const std::string& flag, const std::vector<int>& grid) {
+  if (grid.empty()) return;
+  long long ranks = 1;
+  std::string text;
+  for (int g : grid) {
+    ranks *= g;
+    text += (text.empty() ? "" : ",") + std::to_string(g);
+  }
+  if (ranks != comm.size())
+    throw Error(flag + " " + text + " makes a grid of " + std::to_string(ranks) + " ranks; this run has " +
+                    std::to_string(comm.size()),
+                true);
+}
 
 /// The memory available for this rank's arrays, in bytes, and where that figure comes from:
 /// the GPU's free memory for device memory spaces, else the node's MemAvailable (/proc/meminfo,
@@ -341,8 +380,26 @@ inline std::pair<double, std::string> memory_per_rank(const Comm& comm) {
   }
   if (avail <= 0) avail = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
   const int on_node = comm.node_local().size();
-  return {avail / on_node, "the node's available memory (" + bytes_str(avail) + ") shared by its " +
-                               std::to_string(on_node) + " rank" + (on_node > 1 ? "s" : "")};
+  std::pair<double, std::string> out{avail / on_node, "the node's available memory (" + bytes_str(avail) +
+                                                          ") shared by its " + std::to_string(on_node) + " rank" +
+                                                          (on_node > 1 ? "s" : "")};
+  // A rank may also have a smaller address-space limit of its own (ulimit -v; a batch system's
+  // per-process limit): what is left of it under the limit counts too.
+  struct rlimit lim {};
+  if (getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+    double used = 0;
+    if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+      char line[256];
+      while (std::fgets(line, sizeof line, f))
+        if (std::strncmp(line, "VmSize:", 7) == 0) used = std::atof(line + 7) * 1024.0;
+      std::fclose(f);
+    }
+    const double left = std::max(0.0, static_cast<double>(lim.rlim_cur) - used);
+    if (left < out.first)
+      out = {left, "what is left of this rank's address-space limit (ulimit -v: " +
+                       bytes_str(static_cast<double>(lim.rlim_cur)) + ", " + bytes_str(used) + " in use)"};
+  }
+  return out;
 }
 
 /// Refuse, before allocating, a problem whose arrays would not fit: `bytes` is what this rank

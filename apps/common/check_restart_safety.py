@@ -9,6 +9,11 @@
 - --restart latest skips a newest file whose data fails its checksum and a truncated one, says
   which it skipped, and continues from the newest valid one to the uninterrupted run's state;
 - a checkpoint of another app, or without a run id (an older version), is refused;
+- an edited value of the problem record (signed again, so that its checksum holds) that the
+  option's own validator refuses is refused on restart (a negative diffusivity, a negative
+  pressure-iteration count, a limiter parameter out of range, an unknown preconditioner or
+  operator name, an infinite tolerance), and so are a negative step and step target; an edit
+  not signed again (one flipped bit of the stored tolerance) is refused as damage;
 - a failed checkpoint write (the .xmf sidecar, or a missing directory) is an error, not exit 0;
 - a state holding NaN (with a valid checksum) ends with exit status 3, not 0 (heat, stencil);
 - cg_solver: a matrix file whose values were scaled is refused (problem.matrix_checksum), the same
@@ -20,6 +25,7 @@ usage: check_restart_safety.py APP MPIEXEC APP_EXE WORKDIR
 import hashlib
 import os
 import shutil
+import struct
 import sys
 import zlib
 
@@ -28,6 +34,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import apptest  # noqa: E402
+import checkpoint_record  # noqa: E402
 
 app, mpiexec, exe, work = sys.argv[1:5]
 apptest.fresh(work)
@@ -84,10 +91,25 @@ def ck(prefix, step):
 
 
 def rewrite_crc(path, name):
-    """Set the dataset's stored checksum to that of its current data (a 'valid' file)."""
+    """Set the dataset's stored checksum to that of its current data and sign the file again (a
+    'valid' file)."""
     with h5py.File(path, "r+") as f:
         data = f[name][...]
         f[name].attrs["spmd_checksum_crc32"] = np.int64(zlib.crc32(np.ascontiguousarray(data).tobytes()))
+    checkpoint_record.sign(path)
+
+
+def edited(source, name, change):
+    """A copy of checkpoint `source` as `name` with `change(h5py file)` applied and the integrity
+    record written again (as a program that edits checkpoints on purpose would)."""
+    path = os.path.join(work, name)
+    shutil.copy(source, path)
+    with h5py.File(path, "r+") as f:
+        change(f)
+    checkpoint_record.sign(path)
+    if checkpoint_record.check(path):
+        sys.exit(f"FAIL: the signed {path} does not check: {checkpoint_record.check(path)}")
+    return path
 
 
 # ---- the run whose checkpoints the checks use -------------------------------------------------------------
@@ -128,16 +150,47 @@ if digest(prefix) != before:
     sys.exit(f"FAIL: the refused run changed the prefix's files:\n{before}\n{digest(prefix)}")
 
 # ---- checkpoints of another app, or of an older version, are refused --------------------------------------
-other = os.path.join(work, "other-app.0000000010.h5")
-shutil.copy(first, other)
-with h5py.File(other, "r+") as f:
-    f.attrs["app"] = "not-" + app
+if checkpoint_record.check(first):
+    sys.exit(f"FAIL: the checkpoint's integrity record does not check in Python: {checkpoint_record.check(first)}")
+
+
+def set_attr(key, value):
+    def change(f):
+        f.attrs[key] = value
+    return change
+
+
+other = edited(first, "other-app.0000000010.h5", set_attr("app", "not-" + app))
 refused("another app's checkpoint", ["--restart", other], [f"is not a checkpoint of {app}"])
-old = os.path.join(work, "old-version.0000000010.h5")
-shutil.copy(first, old)
-with h5py.File(old, "r+") as f:
-    del f.attrs["spmd_run_id"]
+old = edited(first, "old-version.0000000010.h5", lambda f: f.attrs.__delitem__("spmd_run_id"))
 refused("a checkpoint without a run id", ["--restart", old], ["records no run id"])
+# The same edits without the record written again: damage, refused before HDF5 reads the file.
+unsigned = os.path.join(work, "unsigned.0000000010.h5")
+shutil.copy(first, unsigned)
+with h5py.File(unsigned, "r+") as f:
+    f.attrs["app"] = "not-" + app
+refused("an edited checkpoint (not signed again)", ["--restart", unsigned], [f"unsigned.0000000010.h5' is damaged: "])
+
+# ---- values of the record that the options' validators refuse ---------------------------------------------
+# (key, value, the option that refuses it); each file is otherwise valid (signed again).
+BAD_VALUES = {
+    "heat": [("problem.alpha", -1.0, "--alpha"), ("problem.alpha", 1e300, "--alpha"),
+             ("problem.n", -4, "--n")],
+    "stencil": [("problem.n", -1, "--n"), ("problem.n", 1 << 40, "--n")],
+    "cfd": [("problem.nit", -5, "--nit"), ("problem.nx", 2, "--nx"), ("problem.perturb", float("nan"), "--perturb")],
+    "swe": [("problem.theta", 5.0, "--theta"), ("problem.cfl", -0.5, "--cfl"),
+            ("problem.problem", "tsunami", "--problem")],
+    "cg_solver": [("problem.precond", "ilu", "--precond"), ("problem.operator", "dense", "--operator"),
+                  ("problem.tol", float("inf"), "--tol"), ("problem.tol", 2.0, "--tol"),
+                  ("problem.atol", -1.0, "--atol")],
+}[app]
+for k, (key, value, option) in enumerate(BAD_VALUES):
+    bad = edited(first, f"bad-value-{k}.0000000010.h5", set_attr(key, value))
+    refused(f"{key} = {value!r} in the checkpoint", ["--restart", bad], [f"records {key} ", f"which {option} refuses"])
+bad = edited(first, "bad-step.0000000010.h5", set_attr("step", np.int64(-3)))
+refused("a negative step in the checkpoint", ["--restart", bad], ["records the step -3"])
+bad = edited(first, "bad-target.0000000010.h5", set_attr("run." + steps_flag[2:], np.int64(-1)))
+refused("a negative step target in the checkpoint", ["--restart", bad], [f"which {steps_flag} refuses"])
 
 # ---- --restart latest skips every invalid file and says which -------------------------------------------
 newest, second, third = ck(prefix, steps[-1]), ck(prefix, steps[-2]), ck(prefix, steps[-3])
@@ -163,14 +216,20 @@ print(f"ok: --restart latest skipped {os.path.basename(newest)} and {os.path.bas
       f"{os.path.basename(third)}, and ended bitwise equal to the uninterrupted run")
 
 # ---- a failed checkpoint write is an error ---------------------------------------------------------------
-refused("checkpoint into a missing directory",
-        base + ["--checkpoint-every", EVERY, "--checkpoint", os.path.join(work, "no", "such", "dir", "ck")],
-        ["spmd::io::save"])
+# Both are refused before the first step (the prefix is checked when the run starts), in one line
+# naming the user's path.
+out = refused("checkpoint into a missing directory",
+              base + ["--checkpoint-every", EVERY, "--checkpoint", os.path.join(work, "no", "such", "dir", "ck")],
+              [f"the checkpoint prefix '{work}/no/such/dir/ck' cannot be written: its directory "
+               f"'{work}/no/such/dir' does not exist"])
+if ".tmp-" in out or "HDF5" in out:
+    sys.exit(f"FAIL: the missing directory's message names a temporary or HDF5:\n{out}")
 if app != "cg_solver":  # 2-D states: each checkpoint has an .xmf sidecar
     xp = os.path.join(work, "xmf")
     os.makedirs(f"{xp}.{EVERY:010d}.xmf/blocker")  # a directory where the sidecar goes
     refused("an .xmf sidecar that cannot be written",
-            base + ["--checkpoint-every", EVERY, "--checkpoint", xp], [f"xmf.{EVERY:010d}.xmf' failed"])
+            base + ["--checkpoint-every", EVERY, "--checkpoint", xp],
+            [f"xmf.{EVERY:010d}.xmf' (a name of the series '{xp}') is a directory, not a regular file"])
 
 # ---- a state holding NaN (its checksum valid) ends with exit status 3 ------------------------------------
 if app in ("heat", "stencil"):
@@ -241,6 +300,20 @@ if app == "cg_solver":
             ["--replace-every 7 differs from the checkpoint", "made with --replace-every 50"])
     refused("reproducible mode", ["--restart", first, "--reproducible"],
             ["--reproducible differs from the checkpoint", "made without --reproducible"])
+    # One flipped bit in the stored tolerance (1e-12 -> 1e-3 needs many; the exponent's lowest bit
+    # halves or doubles it): the file no longer matches its integrity record and is refused as
+    # damaged, by --restart FILE and --restart latest alike; it never runs at another tolerance.
+    flipped = os.path.join(work, "flipped-tol.0000000010.h5")
+    shutil.copy(first, flipped)
+    data = bytearray(open(flipped, "rb").read())
+    needle = struct.pack("<d", 1e-12)
+    if data.count(needle) != 1:
+        sys.exit(f"FAIL: the tolerance 1e-12 appears {data.count(needle)} times in {first}")
+    data[data.index(needle) + 6] ^= 0x10  # the exponent's lowest bit
+    open(flipped, "wb").write(data)
+    with h5py.File(flipped, "r") as f:
+        print("the flipped file's problem.tol as h5py reads it:", f.attrs["problem.tol"])
+    refused("a flipped bit in the stored tolerance", ["--restart", flipped], ["is damaged: its HDF5 metadata"])
     print("ok: cg_solver refuses a scaled matrix and another --tol, accepts the moved matrix")
 
 print(f"{app}: restart safety checks passed")

@@ -31,6 +31,7 @@
 
 #include "app.hpp"
 
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -62,7 +63,7 @@ inline std::string value_str(const io::AttributeValue& v) {
 /// checked when a run restarts from one.
 class ProblemRecord {
  public:
-  explicit ProblemRecord(const App& app) : app_(app) {}
+  explicit ProblemRecord(App& app) : app_(app) {}
 
   /// The option `flag` (e.g. "--n", bound to `var`) defines the problem. On restart, a value
   /// given on the command line must equal the checkpoint's; a value not given is taken from it.
@@ -136,6 +137,14 @@ class ProblemRecord {
                         "): it was written by an older version or another program, so this "
                         "run cannot be checked against it",
                     true);
+      // The stored value must pass the option's own validators, as a value given on the command
+      // line does (a file edited, or written by another program, is refused here); the option's
+      // current value (its default, or the value given and checked) needs no check.
+      if (!f.flag_only && it->second != f.get())
+        if (const std::string why = app_.check_value(f.flag, option_text(it->second)); !why.empty())
+          throw Error("restart: the checkpoint '" + io::impl::printable(path) + "' records problem." + f.name + " " +
+                          value_str(it->second) + ", which " + f.flag + " refuses: " + why,
+                      true);
       const io::AttributeValue mine = f.get();
       if (app_.given(f.flag)) {
         if (f.compare && mine != it->second)
@@ -178,7 +187,18 @@ class ProblemRecord {
     std::function<io::AttributeValue()> get;
     std::function<bool(const io::AttributeValue&)> set;
   };
-  const App& app_;
+  /// A stored value as the command line would give it to the option's validators: reals with
+  /// all 17 digits (strtod reads back the same double), integers as such, strings raw.
+  static std::string option_text(const io::AttributeValue& v) {
+    if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+    if (const auto* d = std::get_if<double>(&v)) {
+      char buf[40];
+      std::snprintf(buf, sizeof buf, "%.17g", *d);
+      return buf;
+    }
+    return std::get<std::string>(v);
+  }
+  App& app_;
   std::vector<Field> fields_;
   std::vector<std::pair<std::string, io::AttributeValue>> derived_;
 };
@@ -208,13 +228,16 @@ struct CheckpointOptions {
 
   /// Register the options on `cli`. Local.
   void add_to(CLI::App& cli) {
-    cli.add_option("--checkpoint-every", every, "save a checkpoint every K steps (0: never)")->check(at_least(0));
+    cli.add_option("--checkpoint-every", every, "save a checkpoint every K steps (0: never)")
+        ->check(in_range(0, INT_MAX));
     prefix_option_ = cli.add_option("--checkpoint", prefix,
                                     "checkpoint files are PREFIX.<step>.h5 (+ .xmf for ParaView); when restarting "
-                                    "from a file, its own prefix unless given");
+                                    "from a file, its own prefix unless given")
+                         ->check(non_empty());
     cli.add_option("--checkpoint-keep", keep, "keep the newest N checkpoints of this run")->check(in_range(1, 1e9));
     cli.add_option("--restart", restart,
-                   "restart from this checkpoint file ('latest': the newest valid one of --checkpoint)");
+                   "restart from this checkpoint file ('latest': the newest valid one of --checkpoint)")
+        ->check(non_empty());
   }
   bool restarting() const { return !restart.empty(); }
   /// True when a checkpoint is due after `step`. Local.
@@ -227,7 +250,7 @@ struct CheckpointOptions {
   /// `offset` (read after the record is adopted) is added to `steps` where the app's steps do not
   /// count from the first one (cfd: --steps timed steps after --warmup ones).
   template <class I>
-  Start start(const Comm& comm, const App& a, ProblemRecord& record, const std::string& steps_flag, I& steps,
+  Start start(const Comm& comm, App& a, ProblemRecord& record, const std::string& steps_flag, I& steps,
               const int& offset = 0) {
     Start s;
     if (!SPMD_HAVE_HDF5 && (every > 0 || restarting()))
@@ -265,11 +288,21 @@ struct CheckpointOptions {
                     true);
       s.run_id = info.run_id;
       s.step = int_attribute(info, "step");
+      if (s.step < 0 || s.step > INT_MAX)
+        throw Error("restart: the checkpoint '" + io::impl::printable(s.path) + "' records the step " +
+                        std::to_string(s.step) + ", outside [0, " + std::to_string(INT_MAX) + "]",
+                    true);
       record.adopt(s.path, info.attributes);
       const auto target = info.attributes.find("run." + steps_flag.substr(2));
       if (!a.given(steps_flag) && target != info.attributes.end() &&
-          std::holds_alternative<std::int64_t>(target->second))
+          std::holds_alternative<std::int64_t>(target->second)) {
+        const std::string text = std::to_string(std::get<std::int64_t>(target->second));
+        if (const std::string why = a.check_value(steps_flag, text); !why.empty())
+          throw Error("restart: the checkpoint '" + io::impl::printable(s.path) + "' records run." +
+                          steps_flag.substr(2) + " " + text + ", which " + steps_flag + " refuses: " + why,
+                      true);
         steps = static_cast<I>(std::get<std::int64_t>(target->second));
+      }
       if (static_cast<std::int64_t>(steps) + offset < s.step)
         throw Error("restart: " + steps_flag + " " + std::to_string(steps) + " ends before the checkpoint's step " +
                         std::to_string(s.step) + " ('" + io::impl::printable(s.path) + "'): " + steps_flag +
@@ -330,6 +363,17 @@ struct CheckpointOptions {
   std::string steps_flag_ = "--steps";
   std::int64_t steps_value_ = 0;
 };
+
+/// Refuse, before any work, a --save path that io::save would refuse (a FIFO, a device, a
+/// directory or a link at the path or at its .xmf sidecar, a missing directory): the same
+/// spmd::Error on every rank, naming --save. Nothing without HDF5 or without a path. Collective.
+inline void check_save([[maybe_unused]] const Comm& comm, [[maybe_unused]] const std::string& path) {
+#if SPMD_HAVE_HDF5
+  if (path.empty()) return;
+  const std::string why = io::output_problem(path, comm, true);
+  if (!why.empty()) throw Error("--save: " + why, true);
+#endif
+}
 
 /// The CRC-32 of the whole of `a` (spmd::io::checksum: the same for every distribution, so equal
 /// at every rank count), or -1 in builds without HDF5. The apps report it in "check" ->

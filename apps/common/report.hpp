@@ -15,6 +15,9 @@
 ///   return report.finish(comm, code, outcome);   // writes --json (checked), returns code
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <mpi.h>
 
 #include <nlohmann/json.hpp>
@@ -228,21 +231,8 @@ class Report {
     std::string msg;
     if (comm.rank() == 0) {
       const std::string text = j.dump(2) + "\n";
-      errno = 0;
-      std::FILE* f = std::fopen(path.c_str(), "w");
-      if (!f) {
-        ok = false;
-        msg = "cannot create the --json file '" + io_printable(path) + "': " + std::strerror(errno);
-      } else {
-        const std::size_t wrote = std::fwrite(text.data(), 1, text.size(), f);
-        const int flushed = std::fflush(f);
-        const int e = errno;
-        const int closed = std::fclose(f);
-        if (wrote != text.size() || flushed != 0 || closed != 0) {
-          ok = false;
-          msg = "writing the --json file '" + io_printable(path) + "' failed: " + std::strerror(e ? e : errno);
-        }
-      }
+      msg = write_json(path, text);
+      ok = msg.empty();
     }
     comm.check(ok, msg);
     return status;
@@ -251,10 +241,26 @@ class Report {
   nlohmann::json j;
 
  private:
-  static std::string io_printable(const std::string& s) {
-    std::string out;
-    for (unsigned char c : s.substr(0, 200)) out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
-    return out;
+  /// Write `text` to the --json file: only a new or regular file (never through a symbolic link,
+  /// never blocking on a FIFO). Returns "" or the error. Local.
+  static std::string write_json(const std::string& path, const std::string& text) {
+    const std::string shown = io::impl::printable(path, 200);
+    if (std::string why = io::output_path_problem(path, shown); !why.empty()) return "--json: " + why;
+    errno = 0;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (fd < 0) return "cannot create the --json file '" + shown + "': " + std::strerror(errno);
+    struct stat st {};
+    std::string why;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) why = "--json: '" + shown + "' is not a regular file";
+    for (std::size_t done = 0; why.empty() && done < text.size();) {
+      const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) why = "writing the --json file '" + shown + "' failed: " + std::strerror(w < 0 ? errno : EIO);
+      if (w > 0) done += static_cast<std::size_t>(w);
+    }
+    if (::close(fd) != 0 && why.empty())
+      why = "writing the --json file '" + shown + "' failed: " + std::strerror(errno);
+    return why;
   }
   const App& app_;
   double seconds_ = 0;

@@ -89,9 +89,10 @@ int main(int argc, char** argv) {
       ->check(spmd::apps::in_range(1, 1 << 20));
   cli.add_option("--steps", steps, "time steps, counted from the start of the run (also when restarting)")
       ->check(spmd::apps::in_range(0, INT_MAX));
-  cli.add_option("--alpha", alpha, "diffusivity")->check(spmd::apps::positive());
+  cli.add_option("--alpha", alpha, "diffusivity")->check(spmd::apps::positive())->check(spmd::apps::in_range(0, 1e12));
   cli.add_option("--check-error", check_error,
-                 "exit with status 3 if the final max error vs the exact solution exceeds this (< 0: no check)");
+                 "exit with status 3 if the final max error vs the exact solution exceeds this (< 0: no check)")
+      ->check(spmd::apps::finite());
   app.add_monitor(100, "steps", "--every");
   spmd::apps::CheckpointOptions ckpt("heat");
   ckpt.add_to(cli);

@@ -441,11 +441,12 @@ int main(int argc, char** argv) {
   cli.add_option("--problem", problem,
                  "gaussian (a hump of water over a hill), dambreak (a column of water onto a dry bed), lake (at rest "
                  "over a hill: stays at rest)")
-      ->check(CLI::IsMember(problems));
-  cli.add_option("--grid", grid, "process grid PY,PX (default: automatic)")->delimiter(',')->expected(2);
+      ->check(spmd::apps::one_of(problems));
+  spmd::apps::add_list(cli, "--grid", grid, {"PY", "PX"}, "process grid (default: automatic)", in_range(1, 1 << 20));
   cli.add_option("--check-mass", check_mass, "fail (exit 3) when the mass changes by more than this (relative)")
       ->check(spmd::apps::at_least(0));
-  cli.add_option("--save", save_path, "write the final w, hu, hv (ghost layers included) to this HDF5 file");
+  cli.add_option("--save", save_path, "write the final w, hu, hv (ghost layers included) to this HDF5 file")
+      ->check(spmd::apps::non_empty());
   app.add_monitor(100, "steps");
   spmd::apps::CheckpointOptions ckpt("swe");
   ckpt.add_to(cli);
@@ -453,6 +454,7 @@ int main(int argc, char** argv) {
   return app.run(comm, [&] {
     if (!SPMD_HAVE_HDF5 && !save_path.empty())
       throw spmd::Error("--save needs spmdarray built with SPMD_ENABLE_HDF5=ON", true);
+    spmd::apps::check_save(comm, save_path);
     spmd::apps::ProblemRecord record(app);
     record.option("--n", n);
     record.option("--problem", problem);
@@ -461,6 +463,7 @@ int main(int argc, char** argv) {
     const spmd::apps::Start start = ckpt.start(comm, app, record, "--steps", steps);
 
     const spmd::index_t m = n + 4;
+    spmd::apps::check_grid(comm, "--grid", grid);
     const spmd::Distribution<2> dist(comm, {m, m}, spmd::halo(3), spmd::ProcessGrid{grid});
     const auto ext = dist.local_extents_with_halo();
     // The arrays of State (and, once, the moved faces of the walls: small).
@@ -486,6 +489,10 @@ int main(int argc, char** argv) {
       if (it == start.info.attributes.end() || !std::holds_alternative<double>(it->second))
         throw spmd::Error("restart: the checkpoint '" + start.path + "' has no real attribute 'time'", true);
       t = std::get<double>(it->second);
+      if (!(std::isfinite(t) && t >= 0))
+        throw spmd::Error("restart: the checkpoint '" + start.path + "' records the time " + spmd::apps::readable(t) +
+                              ", not a finite time >= 0",
+                          true);
     }
 #endif
     app.say(comm, format("swe: %s, %lld x %lld cells on %d ranks (%s), steps %lld..%d, cfl %g, theta %g, backend %s",

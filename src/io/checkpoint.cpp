@@ -65,8 +65,10 @@ std::string hdf5_errors() {
 struct Where {
   const char* fn;
   std::string path;
+  std::string note = {};  // e.g. "written as its temporary '.x.h5.tmp-...'"
   [[noreturn]] void fail(const std::string& what) const {
-    throw Error(str(fn, ": ", what, " failed for '", path, "': ", hdf5_errors()));
+    throw Error(str(fn, ": ", what, " failed for '", path, "'", note.empty() ? "" : " (" + note + ")", ": ",
+                    hdf5_errors()));
   }
   herr_t check(herr_t rc, const char* what) const {
     if (rc < 0) fail(what);
@@ -301,13 +303,17 @@ void fsync_path(const std::string& path, bool directory, const char* fn) {
     throw Error(str(fn, ": fsync of '", path, "' failed: ", std::strerror(e)));
 }
 
-Handle mpio_fapl(const Comm& comm, const Where& w) {
+/// Datasets of this many bytes or more start on multiples of it in the file (file-system blocks,
+/// stripes); a file holding one has a user block of this size (HDF5 wants the user block to be
+/// a multiple of the alignment), others the smallest that holds the integrity record.
+constexpr hsize_t large_dataset = hsize_t(1) << 20;
+
+Handle mpio_fapl(const Comm& comm, const Where& w, bool align = false) {
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, w, "H5Pcreate (file access)");
   w.check(H5Pset_fapl_mpio(fapl, comm.raw(), MPI_INFO_NULL), "H5Pset_fapl_mpio");
   w.check(H5Pset_all_coll_metadata_ops(fapl, true), "H5Pset_all_coll_metadata_ops");
   w.check(H5Pset_coll_metadata_write(fapl, true), "H5Pset_coll_metadata_write");
-  // Datasets of 1 MiB or more start on 1 MiB boundaries (file-system blocks / stripes).
-  w.check(H5Pset_alignment(fapl, 1 << 20, 1 << 20), "H5Pset_alignment");
+  if (align) w.check(H5Pset_alignment(fapl, large_dataset, large_dataset), "H5Pset_alignment");
   return fapl;
 }
 
@@ -349,21 +355,103 @@ bool valid_name(const std::string& n) {
 
 // ---- inspect ---------------------------------------------------------------------------------------
 
-/// Reads the file's metadata on this rank alone (serial driver), as HDF5 reports it. Throws
-/// spmd::Error (local) when the file cannot be opened or read.
-RawMetadata read_raw_local(const std::string& path, const char* fn) {
+// ---- the integrity record, checked before HDF5 opens a file (spmd/io/integrity.hpp) ---------------
+
+/// A file descriptor closed at scope exit.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+/// Read exactly n bytes at offset; false on a short read or an error (errno set).
+bool pread_all(int fd, std::uint64_t offset, std::size_t n, char* out) {
+  while (n > 0) {
+    const ssize_t r = ::pread(fd, out, n, static_cast<off_t>(offset));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      if (r == 0) errno = EIO;
+      return false;
+    }
+    out += r;
+    offset += static_cast<std::uint64_t>(r);
+    n -= static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+/// CRC-32 of the bytes [offset, offset + n) of fd (read in pieces of 1 MiB); throws on a read error.
+std::uint32_t crc_of_bytes(int fd, std::uint64_t offset, std::uint64_t n, std::uint32_t crc, std::vector<char>& buf,
+                           const std::string& what) {
+  buf.resize(std::size_t(1) << 20);
+  uLong c = crc;
+  while (n > 0) {
+    const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(n, buf.size()));
+    if (!pread_all(fd, offset, k, buf.data())) throw Error(str(what, ": ", std::strerror(errno)));
+    c = crc32_z(c, reinterpret_cast<const Bytef*>(buf.data()), k);
+    offset += k;
+    n -= k;
+  }
+  return static_cast<std::uint32_t>(c);
+}
+
+/// What a reader checked of a file before HDF5 opened it.
+struct CheckedFile {
+  IntegrityRecord record;
+  struct stat st {};
+};
+
+/// Check the file `path` against its integrity record before HDF5 parses any of it: a regular
+/// file (opened without blocking, so a FIFO cannot hang the reader), an intact record, the
+/// recorded size, and the recorded checksum of every byte outside the datasets' raw data (the
+/// HDF5 metadata, the attributes included). Throws spmd::Error (local) naming the file and what
+/// is wrong, in one line. Local.
+CheckedFile check_integrity(const std::string& path, const std::string& shown, const char* fn) {
+  Fd f;
+  f.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (f.fd < 0) throw Error(str(fn, ": cannot open checkpoint '", shown, "': ", std::strerror(errno)));
+  CheckedFile out;
+  if (::fstat(f.fd, &out.st) != 0) throw Error(str(fn, ": cannot stat '", shown, "': ", std::strerror(errno)));
+  if (!S_ISREG(out.st.st_mode))
+    throw Error(str(fn, ": checkpoint '", shown, "' is ", file_kind(out.st.st_mode), ", not a regular file"));
+  const auto size = static_cast<std::uint64_t>(out.st.st_size);
+  std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(size, 512)), '\0');
+  const std::string reading = str(fn, ": reading '", shown, "' failed");
+  std::size_t need = 0;
+  for (int pass = 0;; ++pass) {
+    if (!pread_all(f.fd, 0, head.size(), head.data())) throw Error(str(reading, ": ", std::strerror(errno)));
+    const std::string why = decode_integrity_record(head, size, out.record, need);
+    if (why.empty()) break;
+    if (need == 0 || pass > 0 || need <= head.size()) throw Error(str(fn, ": '", shown, "' ", why));
+    head.resize(need);
+  }
+  std::uint32_t crc = static_cast<std::uint32_t>(crc32(0L, Z_NULL, 0));
+  std::uint64_t bytes = 0;
+  std::vector<char> buf;
+  for (const auto& [at, n] : metadata_spans(out.record)) {
+    crc = crc_of_bytes(f.fd, at, n, crc, buf, reading);
+    bytes += n;
+  }
+  if (crc != out.record.metadata_crc) {
+    char text[128];
+    std::snprintf(text, sizeof text, "has the checksum 0x%08x, not the 0x%08x its integrity record says",
+                  static_cast<unsigned>(crc), static_cast<unsigned>(out.record.metadata_crc));
+    throw Error(str(fn, ": '", shown, "' is damaged: its HDF5 metadata (the ", bytes,
+                    " bytes outside the datasets' data) ", text, "; it is not read"));
+  }
+  return out;
+}
+
+/// Reads the file's metadata on this rank alone (serial driver), as HDF5 reports it, after
+/// check_integrity() accepted it (`checked`). Throws spmd::Error (local) when the file cannot be
+/// opened or read, or changed while it was read.
+RawMetadata read_raw_local(const std::string& path, const char* fn, CheckedFile& checked) {
   QuietHdf5 quiet;
   const std::string shown = printable(path, 200);
   const Where w{fn, shown};
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    throw Error(str(fn, ": cannot open checkpoint '", shown, "': ", std::strerror(errno)));
-  if (!S_ISREG(st.st_mode)) throw Error(str(fn, ": checkpoint '", shown, "' is not a regular file"));
-  const htri_t is = H5Fis_hdf5(path.c_str());
-  if (is == 0) throw Error(str(fn, ": '", shown, "' is not an HDF5 file (no HDF5 signature)"));
-  if (is < 0) w.fail("H5Fis_hdf5 (the file may be truncated or corrupt)");
-  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, w,
-              "H5Fopen (the file may be truncated or corrupt)");
+  checked = check_integrity(path, shown, fn);
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, w, "H5Fopen");
   Handle root(H5Gopen2(file, "/", H5P_DEFAULT), H5Gclose, w, "H5Gopen2");
   RawMetadata raw;
   raw.path = path;
@@ -400,16 +488,52 @@ RawMetadata read_raw_local(const std::string& path, const char* fn) {
     d.type_size = H5Tget_size(type);
     if (cls == H5T_INTEGER) d.type_signed = H5Tget_sign(type) == H5T_SGN_2;
     if (cls == H5T_INTEGER || cls == H5T_FLOAT) d.little_endian = H5Tget_order(type) == H5T_ORDER_LE;
+    const haddr_t offset = H5Dget_offset(dset);  // HADDR_UNDEF without storage (no error then)
+    H5Eclear2(H5E_DEFAULT);
+    if (offset != HADDR_UNDEF) {
+      d.data_offset = static_cast<std::uint64_t>(offset);
+      d.data_bytes = static_cast<std::uint64_t>(H5Dget_storage_size(dset));
+    }
     d.attributes = read_raw_attrs(dset, w);
     raw.datasets.push_back(std::move(d));
   }
   file.close(w, "H5Fclose");
+  // The file HDF5 read must be the one checked: same inode, size and modification time.
+  struct stat now {};
+  if (::stat(path.c_str(), &now) != 0 || now.st_ino != checked.st.st_ino || now.st_dev != checked.st.st_dev ||
+      now.st_size != checked.st.st_size || now.st_mtim.tv_sec != checked.st.st_mtim.tv_sec ||
+      now.st_mtim.tv_nsec != checked.st.st_mtim.tv_nsec)
+    throw Error(str(fn, ": '", shown, "' changed while it was read (another process writes it?)"));
   return raw;
 }
 
-/// Reads and validates the file's metadata on this rank alone. Throws spmd::Error (local).
+/// Reads, validates and checks the file's metadata on this rank alone: the integrity record
+/// (before HDF5 opens the file), the metadata (validate_metadata), and that the record's data
+/// ranges are the datasets' (offset, bytes, checksum). Throws spmd::Error (local).
 FileInfo inspect_local(const std::string& path, const char* fn) {
-  return validate_metadata(read_raw_local(path, fn), fn);
+  CheckedFile checked;
+  const RawMetadata raw = read_raw_local(path, fn, checked);
+  FileInfo info = validate_metadata(raw, fn);
+  std::vector<DataRange> have;
+  for (std::size_t k = 0; k < raw.datasets.size(); ++k) {
+    const RawDataset& d = raw.datasets[k];
+    std::uint64_t bytes = element_size(info.datasets[k].type);
+    for (index_t e : info.datasets[k].shape) bytes *= static_cast<std::uint64_t>(e);
+    if (bytes == 0) continue;
+    if (d.data_bytes != bytes)
+      throw Error(str(fn, ": dataset '", printable(d.name), "' of '", printable(path, 200), "' stores ", d.data_bytes,
+                      " bytes of data, not the ", bytes, " of its shape (the file is corrupt)"));
+    have.push_back(DataRange{d.data_offset, bytes, info.datasets[k].checksum});
+  }
+  std::sort(have.begin(), have.end(), [](const DataRange& a, const DataRange& b) { return a.offset < b.offset; });
+  const auto& want = checked.record.ranges;
+  bool same = have.size() == want.size();
+  for (std::size_t k = 0; same && k < have.size(); ++k)
+    same = have[k].offset == want[k].offset && have[k].length == want[k].length && have[k].crc == want[k].crc;
+  if (!same)
+    throw Error(str(fn, ": '", printable(path, 200), "' is damaged: its integrity record lists ", want.size(),
+                    " data ranges that are not its ", have.size(), " datasets' data (offsets, sizes, checksums)"));
+  return info;
 }
 
 // A FileInfo as bytes, to broadcast what rank 0 read.
@@ -531,14 +655,21 @@ std::string read_on_root(const std::string& path, const Comm& comm, const char* 
   }
 }
 
-/// Rank 0 reads the metadata (one reader, however many ranks) and broadcasts it; a failure
-/// becomes the same spmd::Error on every rank. Collective.
+/// Rank 0's verdict `problem` ("" when all is well) on every rank: the same spmd::Error, with the
+/// same text at every rank count, when it is not empty (for checks only rank 0 makes). Collective.
+void root_check(const Comm& comm, const std::string& problem) {
+  if (comm.bcast(problem.empty() ? 1 : 0, 0) == 0) throw Error(bcast_string(comm, problem), true);
+}
+
+/// Rank 0 reads the metadata (one reader, however many ranks) and broadcasts it, or its error:
+/// a failure becomes the same spmd::Error on every rank, with the same text at every rank count
+/// (only rank 0 reads, so there is no rank to name). Collective.
 FileInfo inspect_agreed(const std::string& path, const Comm& comm, const char* fn) {
   agree_text(comm, fn, "path", path);
   bool ok = true;
   std::string msg;
   const std::string blob = read_on_root(path, comm, fn, ok, msg);
-  comm.check(ok, msg);
+  root_check(comm, ok ? std::string() : msg);
   return unpack(bcast_string(comm, blob));
 }
 
@@ -569,6 +700,66 @@ std::string inspect_or_reason(const std::string& path, const Comm& comm, const c
 
 // ---- save ------------------------------------------------------------------------------------------
 
+std::string save_path_problem(const std::string& path, bool sidecar) {
+  std::string problem = output_path_problem(path, printable(path, 200));
+  if (problem.empty() && sidecar) problem = output_path_problem(xdmf_path(path), printable(xdmf_path(path), 200));
+  return problem;
+}
+
+namespace {
+/// Write the integrity record into the user block of the complete file `tmp` whose datasets'
+/// raw data are `ranges` (their CRCs the datasets' checksums): the CRC of the bytes outside them
+/// is read from the file (the HDF5 metadata: kilobytes, and the alignment gaps before large
+/// datasets), the whole file's CRC combined from both without reading the data again. Throws
+/// spmd::Error (local, rank 0).
+void write_integrity_record(const std::string& tmp, std::vector<DataRange> ranges, std::uint32_t block,
+                            const char* fn) {
+  Fd f;
+  f.fd = ::open(tmp.c_str(), O_RDWR | O_CLOEXEC);
+  if (f.fd < 0) throw Error(str(fn, ": cannot reopen '", tmp, "' to write its integrity record: ", std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) throw Error(str(fn, ": cannot stat '", tmp, "': ", std::strerror(errno)));
+  std::sort(ranges.begin(), ranges.end(), [](const DataRange& a, const DataRange& b) { return a.offset < b.offset; });
+  IntegrityRecord r;
+  r.block = block;
+  r.file_size = static_cast<std::uint64_t>(st.st_size);
+  r.ranges = std::move(ranges);
+  std::uint64_t at = r.block;
+  for (const DataRange& d : r.ranges) {
+    if (d.offset < at || d.offset + d.length > r.file_size)
+      throw Error(str(fn, ": '", tmp, "': HDF5 placed a dataset's data at [", d.offset, ", +", d.length,
+                      "), outside the file's ", r.file_size, " bytes after the user block (internal error)"));
+    at = d.offset + d.length;
+  }
+  const std::string what = str(fn, ": reading back '", tmp, "' failed");
+  std::vector<char> buf;
+  uLong meta = crc32(0L, Z_NULL, 0), whole = crc32(0L, Z_NULL, 0);
+  std::size_t next = 0;  // the data range after the current span
+  at = r.block;
+  for (const auto& [begin, n] : metadata_spans(r)) {
+    for (; next < r.ranges.size() && r.ranges[next].offset < begin; ++next)
+      whole = crc32_combine64(whole, r.ranges[next].crc, static_cast<z_off64_t>(r.ranges[next].length));
+    const std::uint32_t c = crc_of_bytes(f.fd, begin, n, 0, buf, what);
+    meta = crc32_combine64(meta, c, static_cast<z_off64_t>(n));
+    whole = crc32_combine64(whole, c, static_cast<z_off64_t>(n));
+  }
+  for (; next < r.ranges.size(); ++next)
+    whole = crc32_combine64(whole, r.ranges[next].crc, static_cast<z_off64_t>(r.ranges[next].length));
+  r.metadata_crc = static_cast<std::uint32_t>(meta);
+  r.file_crc = static_cast<std::uint32_t>(whole);
+  // Only the record itself: the rest of the user block is zero already (HDF5 never writes there),
+  // and stays a hole in the file where the file system has them.
+  const std::string record = encode_integrity_record(r).substr(0, integrity_record_bytes(r.ranges.size()));
+  std::size_t done = 0;
+  while (done < record.size()) {
+    const ssize_t w = ::pwrite(f.fd, record.data() + done, record.size() - done, static_cast<off_t>(done));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) throw Error(str(fn, ": writing the integrity record of '", tmp, "' failed: ", std::strerror(errno)));
+    done += static_cast<std::size_t>(w);
+  }
+}
+}  // namespace
+
 void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, const Attributes& attributes,
                  const SaveOptions& options, const std::string& run_id) {
   const char* fn = "spmd::io::save";
@@ -586,6 +777,9 @@ void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, 
         bad = str("dataset name '", b.name, "' is empty, contains '/' or starts with the reserved 'spmd_'");
       if (!seen.insert(b.name).second && bad.empty()) bad = str("dataset name '", b.name, "' is given twice");
     }
+    if (integrity_record_bytes(blocks.size()) > integrity_max_block && bad.empty())
+      bad = str(blocks.size(), " arrays are more than the integrity record of one file can list (",
+                (integrity_max_block - integrity_record_bytes(0)) / 24, ")");
     for (const auto& [k, v] : attributes)
       if (!valid_name(k) && bad.empty())
         bad = str("attribute name '", k, "' is empty, contains '/' or starts with the reserved 'spmd_'");
@@ -597,6 +791,12 @@ void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, 
       bad = str("the paths differ between ranks (rank ", comm.rank(), " passes '", printable(path, 200), "', rank 0 '",
                 printable(root_path, 200), "')");
     comm.check(bad.empty(), str(fn, ": ", bad, " (file '", path, "')"));
+  }
+  {  // Outputs replace only regular files, in a directory that exists (rank 0 looks; agreed).
+    bool sidecar = false;
+    for (const auto& b : blocks) sidecar = sidecar || b.shape.size() == 2 || b.shape.size() == 3;
+    const std::string problem = comm.rank() == 0 ? save_path_problem(path, options.xdmf && sidecar) : "";
+    root_check(comm, problem.empty() ? problem : str(fn, ": ", problem));
   }
 
   std::vector<DatasetInfo> infos;
@@ -629,12 +829,24 @@ void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, 
 
   bool ok = true;
   std::string msg;
+  std::vector<DataRange> ranges;  // the datasets' raw data in the file
+  hsize_t block = 0;              // the user block's size
   try {
     QuietHdf5 quiet;
-    const Where w{fn, tmp};
+    const Where w{fn, printable(path, 200), str("written as its temporary '", fs::path(tmp).filename().string(), "'")};
     fault_point(comm, "before_write");
-    Handle fapl = mpio_fapl(comm, w);
-    Handle file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), H5Fclose, w, "H5Fcreate");
+    bool large = false;
+    for (const auto& b : blocks) {
+      double bytes = static_cast<double>(b.elem_size);
+      for (index_t e : b.shape) bytes *= static_cast<double>(e);
+      large = large || bytes >= static_cast<double>(large_dataset);
+    }
+    Handle fapl = mpio_fapl(comm, w, large);
+    // The user block holds the integrity record, written once the file is complete.
+    Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose, w, "H5Pcreate (file create)");
+    block = large ? large_dataset : integrity_block_size(blocks.size());
+    w.check(H5Pset_userblock(fcpl, block), "H5Pset_userblock");
+    Handle file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, fcpl, fapl), H5Fclose, w, "H5Fcreate");
     const std::int64_t fmt = format_version;
     write_attr(file, "spmd_format_version", H5T_STD_I64LE, H5T_NATIVE_INT64, &fmt, w);
     write_attr_value(file, "spmd_library_version", std::string(SPMD_VERSION_STRING), w);
@@ -662,6 +874,15 @@ void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, 
         w.check(H5Dwrite(dset, mem_type(b.type), sel.mem, sel.file, dxpl, b.data ? b.data : &dummy), "H5Dwrite");
       }
       if (k == 0) fault_point(comm, "mid_dataset");
+      if (!std::count(b.shape.begin(), b.shape.end(), index_t(0))) {  // where the data went, for the record
+        std::uint64_t bytes = b.elem_size;
+        for (index_t e : b.shape) bytes *= static_cast<std::uint64_t>(e);
+        const haddr_t at = H5Dget_offset(dset);
+        const hsize_t stored = H5Dget_storage_size(dset);
+        if (at == HADDR_UNDEF || stored != bytes)
+          w.fail(str("H5Dget_offset (dataset '", b.name, "': ", stored, " bytes stored of ", bytes, ")").c_str());
+        ranges.push_back(DataRange{static_cast<std::uint64_t>(at), bytes, infos[k].checksum});
+      }
       dset.close(w, "H5Dclose");
     }
     file.close(w, "H5Fclose");
@@ -677,6 +898,7 @@ void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, 
   ok = true;
   try {
     if (comm.rank() == 0) {
+      write_integrity_record(tmp, std::move(ranges), static_cast<std::uint32_t>(block), fn);
       fsync_path(tmp, false, fn);
       if (options.xdmf) {
         const std::string text = xdmf_text(path, infos, attributes);
@@ -778,6 +1000,12 @@ void save(const std::string& path, const std::vector<Dataset>& datasets, const A
   blocks.reserve(datasets.size());
   for (const auto& d : datasets) blocks.push_back(d.block());
   impl::save_blocks(path, blocks, attributes, options);
+}
+
+std::string output_problem(const std::string& path, const Comm& comm, bool sidecar) {
+  impl::agree_text(comm, "spmd::io::output_problem", "path", path);
+  const std::string problem = comm.rank() == 0 ? impl::save_path_problem(path, sidecar) : std::string();
+  return impl::agreed_reason(comm, problem.empty(), problem);
 }
 
 FileInfo inspect(const std::string& path, const Comm& comm) {
@@ -922,6 +1150,35 @@ std::vector<std::int64_t> list_steps(const std::string& prefix) {
   return steps;
 }
 
+}  // namespace
+
+namespace impl {
+/// The first file of the series `prefix` ("<prefix>.<digits>.h5" or ".xmf") that exists and is not
+/// a regular file, described for a message ("" when there is none). Local.
+std::string series_special_file(const std::string& prefix) {
+  namespace fs = std::filesystem;
+  const fs::path p(prefix);
+  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  const std::string base = p.filename().string() + ".";
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.compare(0, base.size(), base) != 0) continue;
+    const std::string rest = name.substr(base.size());
+    const std::size_t dot = rest.find('.');
+    if (dot == 0 || dot == std::string::npos || rest.find_first_not_of("0123456789") != dot) continue;
+    const std::string ext = rest.substr(dot);
+    if (ext != ".h5" && ext != ".xmf") continue;
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+      return str("'", printable(it->path().string(), 200), "' (a name of the series '", printable(prefix, 200),
+                 "') is ", file_kind(st.st_mode), ", not a regular file: a series never replaces it; move it away");
+  }
+  return {};
+}
+}  // namespace impl
+
+namespace {
 /// The run id of the checkpoint `path` ("" when it has none), or a reason why its metadata is
 /// invalid in `problem`. Local.
 std::string local_run_id(const std::string& path, std::string& problem) {
@@ -983,6 +1240,20 @@ std::vector<CheckpointSeries::File> CheckpointSeries::files() const {
 }
 
 void CheckpointSeries::claim(bool continuing) {
+  {  // The prefix's directory can take the series' files, and nothing in the series' names is
+     // anything but a regular file (a FIFO, a device, a directory, a link is never replaced).
+    std::string problem;
+    if (comm_.rank() == 0) {
+      const std::string first = path(0);
+      problem = output_path_problem(first, impl::printable(first, 200));
+      if (problem.empty())
+        problem = impl::series_special_file(prefix_);
+      else if (problem.rfind("cannot write", 0) == 0)
+        problem = "the checkpoint prefix '" + impl::printable(prefix_, 200) + "' cannot be written: " +
+                  problem.substr(problem.find(':') + 2);
+    }
+    impl::root_check(comm_, problem.empty() ? problem : impl::str("spmd::io::CheckpointSeries: ", problem));
+  }
   ensure_run_id();
   std::vector<File> others;
   for (const File& f : files()) {

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "spmd/io/checkpoint.hpp"
+#include "spmd/io/integrity.hpp"
+#include "spmd/io/output_path.hpp"
 
 namespace spmd::io::impl {
 
@@ -25,6 +27,10 @@ std::string xdmf_path(const std::string& h5_path);
 /// Write `contents` to a hidden temporary beside `path` and fsync it; returns the temporary's
 /// name (removed again on failure). Throws spmd::Error. Local.
 std::string write_temporary(const std::string& path, const std::string& contents, const char* fn);
+
+/// Why save(path) refuses `path` (output_path_problem of it and, with `sidecar`, of its .xmf),
+/// or "". Local.
+std::string save_path_problem(const std::string& path, bool sidecar);
 
 /// Rename the temporary `tmp` over `path` (removing it on failure). Throws spmd::Error. Local.
 void commit_temporary(const std::string& tmp, const std::string& path, const char* fn);

@@ -149,19 +149,27 @@ std::string read_part(const std::string& path, const Header& h, index_t file_siz
 
 }  // namespace
 
-MarketRows read_market_rows(const Comm& comm, const std::string& path) {
-  const int p = comm.size(), me = comm.rank();
-  // ---- rank 0 reads the banner and the size line
+/// Rank 0 reads the banner and the size line and broadcasts them (and the file's size); an error
+/// is agreed on. Collective.
+mm::Header agreed_header(const Comm& comm, const std::string& path, index_t& file_size) {
   Header h;
-  index_t file_size = 0;
+  file_size = 0;
   std::string err;
-  if (me == 0) err = read_header(path, h, file_size);
+  if (comm.rank() == 0) err = read_header(path, h, file_size);
   comm.check(err.empty(), err);
   std::array<index_t, 8> hv{h.rows,      h.cols,        h.entries,   static_cast<index_t>(h.field),
                             h.symmetric, h.data_offset, h.data_line, file_size};
   comm.bcast(hv.data(), 8, 0);
-  h = Header{hv[0], hv[1], hv[2], static_cast<Field>(hv[3]), hv[4] != 0, hv[5], hv[6]};
   file_size = hv[7];
+  return Header{hv[0], hv[1], hv[2], static_cast<Field>(hv[3]), hv[4] != 0, hv[5], hv[6]};
+}
+
+MarketRows read_market_rows(const Comm& comm, const std::string& path) {
+  const int p = comm.size(), me = comm.rank();
+  // ---- rank 0 reads the banner and the size line
+  index_t file_size = 0;
+  Header h = agreed_header(comm, path, file_size);
+  std::string err;
 
   // ---- a size line the ranks cannot hold is refused before anything else is allocated
   MarketRows r;
@@ -291,3 +299,11 @@ MarketRows read_market_rows(const Comm& comm, const std::string& path) {
 }
 
 }  // namespace spmd::sparse::impl
+
+namespace spmd::sparse {
+MatrixMarketSize read_matrix_market_size(const Comm& comm, const std::string& path) {
+  index_t file_size = 0;
+  const mm::Header h = impl::agreed_header(comm, path, file_size);
+  return MatrixMarketSize{h.rows, h.cols, h.entries, h.symmetric};
+}
+}  // namespace spmd::sparse

@@ -145,6 +145,13 @@ class Dataset {
 void save(const std::string& path, const std::vector<Dataset>& datasets, const Attributes& attributes = {},
           const SaveOptions& options = {});
 
+/// Why save(path) would refuse `path` before writing anything, or "" when it would not: `path`
+/// (or, with `sidecar`, its `<stem>.xmf`) exists and is not a regular file (a FIFO, a device, a
+/// directory, a symbolic link: outputs never replace them), or its directory is missing or not
+/// writable. The same text on every rank (rank 0 looks). For programs that check their outputs
+/// before any work (the apps' --save). Collective over comm.
+std::string output_problem(const std::string& path, const Comm& comm, bool sidecar = true);
+
 /// Read the metadata of a checkpoint: datasets (name, type, shape, checksum), format and library
 /// versions, user attributes. Throws the same spmd::Error on every rank for a missing file, a
 /// file that is not HDF5 (or truncated), or one this library did not write. Collective over comm.

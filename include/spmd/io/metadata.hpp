@@ -20,8 +20,9 @@ using index_t = std::int64_t;  // as in comm.hpp
 
 namespace spmd::io {
 
-/// Version of the file layout this library writes; files of a newer version are refused.
-inline constexpr std::int64_t format_version = 1;
+/// Version of the file layout this library writes; files of a newer version are refused. Version 2
+/// added the integrity record (spmd/io/integrity.hpp); files without one are not read.
+inline constexpr std::int64_t format_version = 2;
 
 /// A user attribute value: an integer (step), a real number (time) or a string.
 using AttributeValue = std::variant<std::int64_t, double, std::string>;
@@ -81,6 +82,8 @@ struct RawDataset {
   std::size_t type_size = 0;        ///< bytes per element
   bool type_signed = false;         ///< integers: signed
   bool little_endian = true;        ///< byte order
+  std::uint64_t data_offset = 0;    ///< where its raw data starts in the file (0: no storage)
+  std::uint64_t data_bytes = 0;     ///< bytes of raw data stored (0: no storage)
   RawAttributes attributes;         ///< the dataset's attributes
 };
 

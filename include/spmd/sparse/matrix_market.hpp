@@ -34,6 +34,7 @@
 /// with non-printable bytes escaped (`\xNN`). The text is parsed by src/sparse/matrix_market_parse.hpp
 /// (pure functions, fuzzed by tests/fuzz/fuzz_matrix_market.cpp).
 
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,19 @@
 #include "spmd/sparse/csr_matrix.hpp"
 
 namespace spmd::sparse {
+
+/// What the banner and the size line of a Matrix Market file declare.
+struct MatrixMarketSize {
+  index_t rows = 0, cols = 0;  ///< the matrix's shape
+  index_t entries = 0;         ///< entry lines in the file
+  bool symmetric = false;      ///< one triangle stored (each off-diagonal entry stands for two)
+};
+
+/// The banner and size line of `path` alone (rank 0 reads a few lines): for a program that
+/// checks a file's declared size against its memory before reading it. Collective; throws the
+/// same spmd::Error on every rank as read_matrix_market for a missing file, a bad banner or size
+/// line.
+MatrixMarketSize read_matrix_market_size(const Comm& comm, const std::string& path);
 
 namespace impl {
 /// This rank's rows (of the balanced block distribution of the file's row count) of a Matrix
@@ -61,7 +75,16 @@ template <class T = double, class M = DefaultMemorySpace>
 CsrMatrix<T, M> read_matrix_market(const Comm& comm, const std::string& path) {
   impl::MarketRows r = impl::read_market_rows(comm, path);
   const Distribution<1> rows(comm, Index<1>{r.rows});
-  std::vector<T> val(r.val.begin(), r.val.end());
+  std::vector<T> val;
+  bool ok = true;
+  try {  // an allocation that fails on some ranks only is agreed on, as in the reader
+    val.assign(r.val.begin(), r.val.end());
+  } catch (const std::bad_alloc&) {
+    ok = false;
+  }
+  comm.check(ok, "spmd::sparse::read_matrix_market: '" + path + "': rank " + std::to_string(comm.rank()) +
+                     " could not allocate " + std::to_string(r.val.size() * sizeof(T)) + " bytes for its " +
+                     std::to_string(r.val.size()) + " values (use more ranks)");
   r.val = std::vector<double>();
   return CsrMatrix<T, M>(rows, r.cols, std::move(r.row_ptr), std::move(r.col), std::move(val), path);
 }
