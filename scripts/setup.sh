@@ -19,6 +19,16 @@ cache=${SPMD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/spmdarray}
 jobs=${SPMD_JOBS:-$(nproc)}
 log() { printf '[spmd setup] %s\n' "$*" >&2; }
 
+# One set-up at a time per cache: two scripts started together (the demo and the tests, or two
+# clones on one machine) would otherwise both find no finished Kokkos and remove each other's
+# build folder. The second waits here and then finds the first one's install.
+mkdir -p "$cache"
+exec 9>"$cache/.setup.lock"
+if ! flock -n 9; then
+  log "another set-up is running on $cache; waiting for it"
+  flock 9
+fi
+
 # ---------------------------------------------------------------------------------------------
 # 1. Debian packages
 # ---------------------------------------------------------------------------------------------
