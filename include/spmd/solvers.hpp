@@ -13,3 +13,5 @@
 #include "spmd/solvers/cg.hpp"
 #include "spmd/solvers/gmres.hpp"
 #include "spmd/solvers/bicgstab.hpp"
+#include "spmd/solvers/chebyshev.hpp"
+#include "spmd/solvers/multigrid.hpp"

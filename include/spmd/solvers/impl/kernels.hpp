@@ -330,6 +330,100 @@ struct BicgUpdate {
   }
 };
 
+// ---- Chebyshev polynomial preconditioner and its eigenvalue estimate ---------------------------
+
+/// The first Chebyshev step for z ~ A^-1 r from z = 0: d = c D r (D = diag(A)^-1 or I), z = d,
+/// res = r.
+template <class A, class T, bool Jacobi>
+struct ChebStart {
+  A d, z, res, r, dinv;
+  T c;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
+    const T ri = r(i...);
+    T di = ri;
+    if constexpr (Jacobi) di *= dinv(i...);
+    di *= c;
+    d(i...) = di;
+    z(i...) = di;
+    res(i...) = ri;
+  }
+};
+
+/// A later step, after w = A d: res -= w; d = a d + c D res; z += d.
+template <class A, class T, bool Jacobi>
+struct ChebStep {
+  A res, w, d, z, dinv;
+  T a, c;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
+    const T ri = res(i...) - w(i...);
+    res(i...) = ri;
+    T si = ri;
+    if constexpr (Jacobi) si *= dinv(i...);
+    const T di = a * d(i...) + c * si;
+    d(i...) = di;
+    z(i...) += di;
+  }
+};
+
+/// Lanczos on D A (D = diag(A)^-1 or I) in the D^-1 inner product: u = D u - alpha q - beta p;
+/// sums (u . D^-1 u).
+template <class A, class T, bool Jacobi>
+struct LanczosUpdate {
+  A u, q, p, dinv;
+  T alpha, beta;
+  template <class S, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(S& s, I... i) const {
+    T ui = u(i...);
+    if constexpr (Jacobi) ui *= dinv(i...);
+    ui -= alpha * q(i...) + beta * p(i...);
+    u(i...) = ui;
+    T wi = ui;
+    if constexpr (Jacobi) wi /= dinv(i...);
+    add_product(s, 0, ui, wi);
+  }
+};
+
+/// sums (v . D^-1 v) (D = diag(A)^-1 or I).
+template <class A, class T, bool Jacobi>
+struct WeightedNorm {
+  A v, dinv;
+  template <class S, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(S& s, I... i) const {
+    const T vi = v(i...);
+    T wi = vi;
+    if constexpr (Jacobi) wi /= dinv(i...);
+    add_product(s, 0, vi, wi);
+  }
+};
+
+/// v *= a.
+template <class A, class T>
+struct Scale {
+  A v;
+  T a;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
+    v(i...) *= a;
+  }
+};
+
+/// u = D u (D = diag(A)^-1 or I); sums (u . u) (power iteration).
+template <class A, class T, bool Jacobi>
+struct PowerStep {
+  A u, dinv;
+  template <class S, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(S& s, I... i) const {
+    T ui = u(i...);
+    if constexpr (Jacobi) {
+      ui *= dinv(i...);
+      u(i...) = ui;
+    }
+    add_product(s, 0, ui, ui);
+  }
+};
+
 // ---- pipelined CG (Ghysels & Vanroose 2014, Algorithm 4 with Jacobi as M) ---------------------
 
 /// r = b - n; u = D r (Jacobi only; u is r otherwise).
