@@ -15,3 +15,4 @@
 #include "spmd/solvers/bicgstab.hpp"
 #include "spmd/solvers/chebyshev.hpp"
 #include "spmd/solvers/multigrid.hpp"
+#include "spmd/solvers/ilu.hpp"
