@@ -18,8 +18,10 @@ so run it with /usr/bin/python3 on Debian.
       latency per backend and case at each GPU count (bench_halo).
   plot.py convergence FILES... [-o OUT.png]
       Residual histories: relative residual against iteration, log scale. A cg_solver --json file
-      (key residual_history, when the app writes one) or the app's stdout with --monitor K (the
-      lines "  cg: iteration N  ||r|| R  ||r||/||b|| REL"); several files give several curves.
+      written with --history (check.history: ||r||/||b|| of every iteration; the curve is named
+      after problem.solver and problem.precond), a JSON with residual_history, or the app's stdout
+      with --monitor K (the lines "  cg: iteration N  ||r|| R  ||r||/||b|| REL"); several files
+      give several curves (the methods on one problem, say).
 
 Keys read (first one present wins). The apps' reports (schema spmdarray-app-report/1,
 docs/apps.md) are read through their timings, problem and check objects (flat_report):
@@ -208,11 +210,18 @@ def history_from(path):
         doc = json.loads(text)
     except ValueError:
         doc = None
+    if isinstance(doc, dict) and isinstance((doc.get("check") or {}).get("history"), list):
+        p, c = doc.get("problem") or {}, doc["check"]
+        pre = p.get("precond", "none")
+        label = (f"{p.get('solver', '?')}" + (f" + {pre}" if pre and pre != "none" else "") +
+                 f" ({c.get('iterations', '?')} iterations, {doc.get('ranks', '?')} ranks)")
+        start = (doc.get("run") or {}).get("first_step", 1) - 1
+        return label, list(range(start, start + len(c["history"]))), [float(r) for r in c["history"]]
     if isinstance(doc, dict):
         h = doc.get("residual_history")
         if h is None:
-            raise InputError(f"{path}: JSON without residual_history (cg_solver writes only the final "
-                             "residual today: give its stdout with --monitor K instead)")
+            raise InputError(f"{path}: JSON without a residual history (run cg_solver with --history, or give "
+                             "its stdout with --monitor K)")
         label = f"{doc.get('solver', doc.get('app', 'cg'))} {doc.get('ranks', '?')} ranks"
         if isinstance(h, dict):
             its, res = h.get("iterations"), h.get("relative_residual", h.get("residual"))

@@ -4,7 +4,9 @@
   check_plot.py fixture MPIEXEC CG_SOLVER STENCIL BENCH_TRIAD|- DIR
       Runs apps/cg_solver (2-D Poisson, 64^2, --monitor 5) and apps/stencil (--n 254 --iters 10)
       at 1 and 2 ranks, writing their --json files and cg_solver's stdout (the residual history)
-      into DIR; and, when given, perf/bench_triad's BM_copy_view (Google Benchmark JSON).
+      into DIR; cg_solver with --history (GMRES, BiCGStab, FGMRES + Chebyshev on convdiff2d 32^2,
+      1 rank: the methods' JSON histories); and, when given, perf/bench_triad's BM_copy_view
+      (Google Benchmark JSON).
   check_plot.py check PLOT_PY DIR
       Makes the roofline, scaling and convergence PNGs from them and checks each: it exists, is a
       PNG of the expected size with more than a blank canvas on it (many distinct colours, not one
@@ -42,6 +44,10 @@ def fixture(mpiexec, cg, stencil, triad, d):
         if triad != "-":
             run([mpiexec, "-n", str(np_), triad, "--benchmark_filter=BM_copy_view", "--benchmark_min_time=0.01",
                  "--benchmark_out_format=json", "--benchmark_out=" + os.path.join(d, f"triad_np{np_}.json")])
+    for method, pre in (("gmres", "jacobi"), ("bicgstab", "none"), ("fgmres", "chebyshev")):
+        run([mpiexec, "-n", "1", cg, "--problem", "convdiff2d", "--n", "32", "--peclet", "100", "--tol", "1e-8",
+             "--method", method, "--precond", pre, "--history", "--quiet",
+             "--json", os.path.join(d, f"history_{method}.json")])
     print(f"fixture: cg_solver and stencil at 1 and 2 ranks in {d}")
     return 0
 
@@ -160,6 +166,19 @@ def check(plot, d):
     out = os.path.join(d, "multigpu.png")
     run([py, plot, "multigpu", os.path.join(mg, "multigpu.json"), "-o", out, "--note", note])
     png_ok(out, 800, 300)
+
+    # The methods' histories from cg_solver --history JSON.
+    hist = [os.path.join(d, f"history_{m}.json") for m in ("gmres", "bicgstab", "fgmres")]
+    out = os.path.join(d, "convergence_methods.png")
+    run([py, plot, "convergence", *hist, "-o", out, "--note", note])
+    png_ok(out, 600, 300)
+    for f in hist:
+        doc = json.load(open(f))
+        label, its, res = P.history_from(f)
+        n = doc["check"]["iterations"]
+        expect(its == list(range(n + 1)) and abs(res[0] - 1.0) < 1e-12, f"{f}: history 0..{n} from residual 1")
+        expect(res[-1] <= doc["problem"]["rtol"], f"{f}: last residual {res[-1]} <= tol")
+        expect(doc["problem"]["solver"] in label, f"{f}: label {label!r} names the method")
 
     # Nothing to plot: refused with status 2, no PNG written.
     bad = os.path.join(d, "nothing.json")

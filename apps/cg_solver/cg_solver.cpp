@@ -1,46 +1,61 @@
-// apps/cg_solver: solve a sparse SPD system with CG or pipelined CG and report on rank 0.
+// apps/cg_solver: solve a distributed sparse linear system with a Krylov method (CG, pipelined
+// CG, GMRES(m), flexible GMRES, BiCGStab) and a preconditioner, and report on rank 0.
 //
-//   mpirun -n N ./cg_solver --problem poisson2d|poisson3d|mm [--n 2048] [--file A.mtx] [--tol 1e-8]
-//                           [--atol 0] [--max-iters 5000] [--pipelined] [--precond none|jacobi]
-//                           [--operator csr|matrix-free] [--monitor 100] [--check-error E] [--json FILE]
-//                           [--quiet] [--resources] [--checkpoint-every K --checkpoint PREFIX]
-//                           [--restart FILE|latest] [--no-symmetry-check] [--symmetry-rtol 1e-12]
-//                           [--replace-every 50] [--reproducible]
+//   mpirun -n N ./cg_solver --problem poisson2d|poisson3d|convdiff2d|mm [--n 2048] [--file A.mtx]
+//                           [--method cg|pipelined|gmres|fgmres|bicgstab] [--precond none|jacobi|
+//                           chebyshev|ilu|mg] [--gmres-restart 30] [--peclet 100] [--tol 1e-8]
+//                           [--atol 0] [--max-iters 5000] [--pipelined] [--operator csr|matrix-free]
+//                           [--monitor 100] [--check-error E] [--json FILE] [--quiet] [--resources]
+//                           [--checkpoint-every K --checkpoint PREFIX] [--restart FILE|latest]
+//                           [--no-symmetry-check] [--symmetry-rtol 1e-12] [--replace-every 50]
+//                           [--reproducible]
 //
 // Problems: poisson2d / poisson3d are the unscaled Dirichlet Laplacians on n^2 / n^3 unknowns
 // (--n is the number of unknowns per axis, as in every app: docs/apps.md; spmd::sparse::
 // poisson2d/3d, or with --operator matrix-free the stencil operator spmd::solvers::Laplacian on a
-// 2-D / 3-D array). The right side is b = A u* for a known solution u* (a deterministic
-// pseudo-random field of the unknown's global index), so the error of x against u* is reported.
-// --problem mm reads A from a Matrix Market file and takes b = A 1 (the known solution is the
-// vector of ones).
+// 2-D / 3-D array). convdiff2d is the nonsymmetric upwind convection-diffusion operator
+// spmd::sparse::convection_diffusion2d with Peclet number --peclet (CSR only). The right side is
+// b = A u* for a known solution u* (a deterministic pseudo-random field of the unknown's global
+// index), so the error of x against u* is reported. --problem mm reads A from a Matrix Market file
+// and takes b = A 1 (the known solution is the vector of ones).
 //
-// Before solving, a CSR matrix is checked for symmetry (spmd::sparse::require_symmetric: the
-// largest |a_ij - a_ji| must be at most --symmetry-rtol times max |a_ij|; CG needs a symmetric
-// matrix); a nonsymmetric one is an error (exit 1) naming the largest asymmetry and where.
-// --no-symmetry-check skips it. The solver decides convergence on the true residual
-// ||b - A x||: when the recursive residual meets the tolerance and the true one does not, the
-// reason is residual_mismatch (exit 2). b = 0 gives x = 0 with reason zero_rhs (exit 0).
+// Methods (docs/api/solvers.md): cg and pipelined (= --pipelined) need a symmetric matrix; gmres
+// (restarted every --gmres-restart iterations), fgmres and bicgstab take any. Preconditioners:
+// jacobi; chebyshev (degree 4, its interval estimated by 10 Lanczos steps, or power steps for a
+// nonsymmetric problem); ilu (block Jacobi ILU(0) of each rank's diagonal block, --operator csr,
+// not with CG); mg (geometric multigrid V(2,2)-cycles with Chebyshev smoothing, --operator
+// matrix-free poisson2d/3d).
+//
+// Before solving with cg or pipelined, a CSR matrix is checked for symmetry
+// (spmd::sparse::require_symmetric: the largest |a_ij - a_ji| must be at most --symmetry-rtol
+// times max |a_ij|); a nonsymmetric one is an error (exit 1) naming the largest asymmetry and
+// where, and --method gmres. --no-symmetry-check skips it. The solver decides convergence on the
+// true residual ||b - A x||: when the recursive residual meets the tolerance and the true one does
+// not, the reason is residual_mismatch (exit 2). b = 0 gives x = 0 with reason zero_rhs (exit 0).
 //
 // Reported on rank 0 (and in --json): a progress line every --monitor K iterations (the relative
 // residual, elapsed time, rate and an ETA from the convergence rate so far), then the stop
 // reason and iterations, the true relative residual ||b - A x|| / ||b||, the error against the
-// known solution, the time per iteration and the effective bandwidth against the byte model
-// (docs/api/solvers.md):
+// known solution, the time per iteration (and the setup time of the preconditioner) and the
+// effective bandwidth against the byte model (docs/api/solvers.md):
 //   CSR SpMV 12 B per stored entry + 20 B per row; matrix-free stencil 16 B per row;
-//   plus CG 96 B per row (pipelined CG 104), plus 16 (56) B per row with Jacobi.
+//   plus CG 96 B per row (pipelined CG 104, BiCGStab 168 and twice the operator, GMRES(m) and
+//   FGMRES(m) 12 (m - 1) + 64: the Gram-Schmidt passes of an average iteration), plus 16 (CG),
+//   56 (pipelined CG), 48 (BiCGStab) or 24 (GMRES) B per row with Jacobi. The other
+//   preconditioners are not in the byte model.
 // Exit status (docs/apps.md#exit-status): 0 converged (and within --check-error); 2 no
 // convergence (residual_mismatch included); 3 the error bound exceeded or non-finite results;
-// 1 an error (a nonsymmetric matrix included); 64 bad arguments.
+// 1 an error (a nonsymmetric matrix for CG included); 64 bad arguments.
 //
 // Checkpoints (builds with parallel HDF5) hold the solver's whole state between two iterations:
-// x, the work vectors (r, p for CG; r, w, z, s, p, and u, m, q with Jacobi, for pipelined CG) and
-// the reduced scalars, with the problem record: the problem, operator, n, the matrix file's
-// absolute path, the solver, preconditioner and tolerances, and what the matrix is (rows, nnz and
-// a checksum of its entries, apps/common/matrix_fingerprint.hpp). --restart continues from one
-// exactly; options not given are taken from the checkpoint, and options or a matrix that differ
-// from it are an error naming the field. A restarted run ends bitwise equal to an uninterrupted
-// one at the same rank count, and equal to roundoff at another.
+// x, the work vectors (r, p for CG; r, w, z, s, p, and u, m, q with a preconditioner, for
+// pipelined CG; the Krylov basis v0 .. vj (and z0 .. for FGMRES) for GMRES; x, r, r_hat, p, v for
+// BiCGStab) and the reduced scalars, with the problem record: the problem, operator, n, the
+// matrix file's absolute path, the method, preconditioner and tolerances, and what the matrix is
+// (rows, nnz and a checksum of its entries, apps/common/matrix_fingerprint.hpp). --restart
+// continues from one exactly; options not given are taken from the checkpoint, and options or a
+// matrix that differ from it are an error naming the field. A restarted run ends bitwise equal to
+// an uninterrupted one at the same rank count, and equal to roundoff at another.
 #include <spmd.hpp>
 
 #include "app.hpp"
@@ -48,6 +63,7 @@
 #include "matrix_fingerprint.hpp"
 #include "report.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <algorithm>
@@ -55,6 +71,7 @@
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -66,12 +83,16 @@ struct Config {
   std::string problem = "poisson2d";
   std::string file;
   std::string op = "csr";
+  std::string method = "cg";
   std::string precond = "none";
-  index_t n = 0;  // 0: 2048 for poisson2d, 128 for poisson3d
-  double tol = 1e-8, atol = 0.0, check_error = -1.0, symmetry_rtol = 1e-12;
-  int max_iters = 5000, monitor = 0;
-  bool pipelined = false, no_symmetry_check = false, reproducible = false;
+  index_t n = 0;  // 0: 2048 for poisson2d and convdiff2d, 128 for poisson3d
+  double tol = 1e-8, atol = 0.0, check_error = -1.0, symmetry_rtol = 1e-12, peclet = 100.0;
+  int max_iters = 5000, monitor = 0, restart = 30;
+  bool pipelined = false, no_symmetry_check = false, reproducible = false, history = false;
   int replace_every = 50;
+  /// The method's name in the report and the library: cg, pipelined_cg, gmres, fgmres, bicgstab.
+  std::string solver() const { return method == "pipelined" ? "pipelined_cg" : method; }
+  bool symmetric_method() const { return method == "cg" || method == "pipelined"; }
 };
 
 /// Known solution: a pseudo-random value in [-1, 1) of the unknown's row-major global index k
@@ -112,10 +133,15 @@ struct Problem {
   double op_bytes_per_row = 0;  // the operator's share of the byte model, per row
 };
 
-double solver_bytes_per_row(bool pipelined, bool jacobi) {
-  if (pipelined) return jacobi ? 160.0 : 104.0;
+/// The solver's vector traffic per row and iteration (doubles; see the file comment), and how
+/// many operator applications an iteration makes.
+double solver_bytes_per_row(const Config& cfg, bool jacobi) {
+  if (cfg.method == "pipelined") return jacobi ? 160.0 : 104.0;
+  if (cfg.method == "bicgstab") return jacobi ? 216.0 : 168.0;
+  if (cfg.method == "gmres" || cfg.method == "fgmres") return 12.0 * (cfg.restart - 1) + 64.0 + (jacobi ? 24.0 : 0.0);
   return jacobi ? 112.0 : 96.0;
 }
+int operator_applications(const Config& cfg) { return cfg.method == "bicgstab" ? 2 : 1; }
 
 #if SPMD_HAVE_HDF5
 template <class V>
@@ -142,14 +168,17 @@ sv::SolverState<typename Op::vector_type> load_state(const std::string& path, co
     return std::get<std::string>(it->second);
   };
   st.solver = text("solver");
-  const std::string solver = cfg.pipelined ? "pipelined_cg" : "cg", precond = text("precond");
+  const std::string solver = cfg.method == "pipelined" ? "pipelined_cg" : cfg.method, precond = text("precond");
   if (st.solver != solver || precond != cfg.precond)
     throw spmd::Error("restart: the checkpoint '" + spmd::io::impl::printable(path) + "' holds the state of solver " +
                           spmd::apps::value_str(st.solver) + " with preconditioner " +
                           spmd::apps::value_str(precond) + ", not of " + solver + " with " + cfg.precond +
                           " as its record says",
                       true);
-  st.precond = cfg.precond == "jacobi" ? sv::Precond::jacobi : sv::Precond::none;
+  if (!sv::precond_from_string(precond, st.precond))
+    throw spmd::Error("restart: the checkpoint '" + spmd::io::impl::printable(path) +
+                          "' names an unknown preconditioner " + spmd::apps::value_str(precond),
+                      true);
   st.iteration = spmd::apps::CheckpointOptions::int_attribute(info, "step");
   for (const auto& d : info.datasets) {
     auto v = A.make_vector("spmd::cg_solver::restart::" + d.name);
@@ -189,11 +218,12 @@ struct Eta {
   }
 };
 
-/// Solve with Solver on operator A, report, return the exit status. Collective.
+/// Solve with Solver on operator A preconditioned by M (or the fused Jacobi of --precond
+/// jacobi), report, return the exit status. Collective.
 template <class Solver, class Op>
-int run(const Op& A, const Problem& pb, const Config& cfg, spmd::apps::App& app,
-        const spmd::apps::CheckpointOptions& ckpt, const spmd::apps::Start& start,
-        const spmd::apps::ProblemRecord& record, const spmd::Comm& comm) {
+int run(const Op& A, const sv::Preconditioner<typename Op::vector_type>& M, double setup_seconds, const Problem& pb,
+        const Config& cfg, spmd::apps::App& app, const spmd::apps::CheckpointOptions& ckpt,
+        const spmd::apps::Start& start, const spmd::apps::ProblemRecord& record, const spmd::Comm& comm) {
   using V = typename Op::vector_type;
   using spmd::apps::format;
   const bool mm = pb.name == "mm";
@@ -210,18 +240,22 @@ int run(const Op& A, const Problem& pb, const Config& cfg, spmd::apps::App& app,
   o.atol = cfg.atol;
   o.max_iters = cfg.max_iters;
   o.precond = cfg.precond == "jacobi" ? sv::Precond::jacobi : sv::Precond::none;
+  o.restart = cfg.restart;
   o.replace_every = cfg.replace_every;
   o.reproducible = cfg.reproducible;
+  o.keep_history = cfg.history;
   o.monitor = app.monitor() > 0 ? app.monitor() : (app.resources() ? cfg.max_iters : 0);
   o.monitor_callback = [&](const sv::MonitorInfo& m) {
     progress.report(m.iteration, format("||r||/||b|| %.6e", m.relative_residual),
                     eta.remaining(m.iteration, m.relative_residual, cfg));
   };
-  Solver solver(A, o);
-  const char* name = cfg.pipelined ? "pipelined_cg" : "cg";
+  Solver solver(A, M, o);
+  const std::string name = cfg.solver();
+  const std::string precond = M ? M.describe() : cfg.precond;
   app.say(comm, format("cg_solver: %s, %lld unknowns, %lld entries, %s operator, %s, precond %s, %d ranks, backend %s",
                        pb.name.c_str(), static_cast<long long>(pb.rows), static_cast<long long>(pb.nnz), pb.op.c_str(),
-                       name, cfg.precond.c_str(), comm.size(), spmd::Runtime::backend().c_str()));
+                       name.c_str(), precond.c_str(), comm.size(), spmd::Runtime::backend().c_str()));
+  if (M) app.say(comm, format("cg_solver: preconditioner set up in %s", spmd::apps::duration_str(setup_seconds).c_str()));
 
   bool done = false;
   progress.start();
@@ -252,12 +286,14 @@ int run(const Op& A, const Problem& pb, const Config& cfg, spmd::apps::App& app,
   const sv::SolveResult& res = solver.result();
   const std::int64_t run_iters = res.iterations - start.step;
   const double bytes =
-      pb.op_bytes_per_row * static_cast<double>(pb.rows) + (pb.op == "csr" ? 12.0 * static_cast<double>(pb.nnz) : 0.0) +
-      solver_bytes_per_row(cfg.pipelined, o.precond == sv::Precond::jacobi) * static_cast<double>(pb.rows);
+      operator_applications(cfg) * (pb.op_bytes_per_row * static_cast<double>(pb.rows) +
+                                    (pb.op == "csr" ? 12.0 * static_cast<double>(pb.nnz) : 0.0)) +
+      solver_bytes_per_row(cfg, o.precond == sv::Precond::jacobi) * static_cast<double>(pb.rows);
   Kokkos::fence();
   report.set_timings(progress, progress.elapsed() - t_iterations, std::max<std::int64_t>(run_iters, 0), bytes,
                      "B/s (byte model)", comm);
   report.j["timings"]["bytes_per_step"] = bytes;
+  report.j["timings"]["setup_seconds"] = setup_seconds;
 
   // True residual and error against the known solution.
   A.apply(x, tmp);
@@ -278,9 +314,9 @@ int run(const Op& A, const Problem& pb, const Config& cfg, spmd::apps::App& app,
                        static_cast<long long>(run_iters), spmd::apps::duration_str(report.seconds()).c_str(),
                        1e3 * per_iter, per_iter > 0 ? bytes / per_iter * 1e-9 : 0.0, bytes));
 
-  nlohmann::json shape = pb.name == "poisson2d"   ? nlohmann::json{pb.n, pb.n}
-                         : pb.name == "poisson3d" ? nlohmann::json{pb.n, pb.n, pb.n}
-                                                  : nlohmann::json{pb.rows};
+  nlohmann::json shape = pb.name == "poisson2d" || pb.name == "convdiff2d" ? nlohmann::json{pb.n, pb.n}
+                         : pb.name == "poisson3d"                         ? nlohmann::json{pb.n, pb.n, pb.n}
+                                                                          : nlohmann::json{pb.rows};
   report.j["problem"] = {{"name", pb.name},
                          {"operator", pb.op},
                          {"n", pb.n},
@@ -291,6 +327,9 @@ int run(const Op& A, const Problem& pb, const Config& cfg, spmd::apps::App& app,
                          {"matrix_checksum", pb.checksum},
                          {"solver", name},
                          {"precond", cfg.precond},
+                         {"precond_detail", precond},
+                         {"restart", cfg.restart},
+                         {"peclet", pb.name == "convdiff2d" ? nlohmann::json(cfg.peclet) : nlohmann::json()},
                          {"rtol", cfg.tol},
                          {"atol", cfg.atol},
                          {"max_iters", cfg.max_iters}};
@@ -309,6 +348,11 @@ int run(const Op& A, const Problem& pb, const Config& cfg, spmd::apps::App& app,
                        {"x_sum", x_sum},
                        {"state_crc32", {{"x", crc}}},
                        {"finite", finite}};
+  if (cfg.history) {  // ||r|| / ||b|| of every iteration run (the solver's residual)
+    std::vector<double> rel(res.history);
+    for (double& v : rel) v = bnorm > 0 ? v / bnorm : v;
+    report.j["check"]["history"] = rel;
+  }
   if (res.reason == sv::Reason::zero_rhs) app.say(comm, "cg_solver: b = 0, so x = 0 is the solution (zero_rhs)");
   if (!res.converged) {
     const std::string why = format(
@@ -329,17 +373,60 @@ int run(const Op& A, const Problem& pb, const Config& cfg, spmd::apps::App& app,
 }
 
 template <class Op>
-int run_with(const Op& A, const Problem& pb, const Config& cfg, spmd::apps::App& app,
+struct is_laplacian : std::false_type {};
+template <class T, int N, class M>
+struct is_laplacian<sv::Laplacian<T, N, M>> : std::true_type {};
+template <class Op>
+struct is_csr : std::false_type {};
+template <class T, class M>
+struct is_csr<spmd::sparse::CsrMatrix<T, M>> : std::true_type {};
+
+template <class S>
+struct Tag {
+  using type = S;
+};
+
+/// Build the preconditioner object of --precond (timed: its setup), then solve with the
+/// --method's solver. `symmetric`: the matrix is known to be symmetric (chebyshev's eigenvalue
+/// estimate: Lanczos, else the power method). Collective.
+template <class Op>
+int run_with(const Op& A, bool symmetric, const Problem& pb, const Config& cfg, spmd::apps::App& app,
              const spmd::apps::CheckpointOptions& ckpt, const spmd::apps::Start& start,
              const spmd::apps::ProblemRecord& record, const spmd::Comm& comm) {
-  if (cfg.pipelined) return run<sv::PipelinedCG<Op>>(A, pb, cfg, app, ckpt, start, record, comm);
-  return run<sv::CG<Op>>(A, pb, cfg, app, ckpt, start, record, comm);
+  sv::Preconditioner<typename Op::vector_type> M;
+  Kokkos::fence();
+  comm.barrier();
+  const auto t0 = std::chrono::steady_clock::now();
+  if (cfg.precond == "chebyshev") {
+    sv::ChebyshevOptions co;
+    co.symmetric = symmetric;
+    M = sv::chebyshev(A, co);
+  } else if (cfg.precond == "ilu") {
+    if constexpr (is_csr<Op>::value) M = sv::block_ilu(A);
+  } else if (cfg.precond == "mg") {
+    if constexpr (is_laplacian<Op>::value) M = sv::multigrid(A);
+  }
+  Kokkos::fence();
+  comm.barrier();
+  const double setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto go = [&](auto tag) {
+    using Solver = typename decltype(tag)::type;
+    return run<Solver>(A, M, setup, pb, cfg, app, ckpt, start, record, comm);
+  };
+  if (cfg.method == "pipelined") return go(Tag<sv::PipelinedCG<Op>>{});
+  if (cfg.method == "gmres") return go(Tag<sv::GMRES<Op>>{});
+  if (cfg.method == "fgmres") return go(Tag<sv::FGMRES<Op>>{});
+  if (cfg.method == "bicgstab") return go(Tag<sv::BiCGStab<Op>>{});
+  return go(Tag<sv::CG<Op>>{});
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  spmd::apps::App app("cg_solver", "CG / pipelined CG on a distributed sparse SPD system (spmd::solvers)", argc, argv);
+  spmd::apps::App app("cg_solver",
+                      "Krylov solvers (CG, pipelined CG, GMRES, FGMRES, BiCGStab) and preconditioners on a distributed "
+                      "sparse system (spmd::solvers)",
+                      argc, argv);
   spmd::Runtime rt(app.argc(), app.argv());
   spmd::Comm comm = rt.world();
   using spmd::apps::at_least;
@@ -347,8 +434,9 @@ int main(int argc, char** argv) {
 
   CLI::App& cli = app.cli();
   Config cfg;
-  cli.add_option("--problem", cfg.problem, "poisson2d, poisson3d or mm (Matrix Market, --file)")
-      ->check(spmd::apps::one_of({"poisson2d", "poisson3d", "mm"}));
+  cli.add_option("--problem", cfg.problem,
+                 "poisson2d, poisson3d, convdiff2d (upwind convection-diffusion, --peclet) or mm (Matrix Market, --file)")
+      ->check(spmd::apps::one_of({"poisson2d", "poisson3d", "convdiff2d", "mm"}));
   cli.add_option("--n", cfg.n, "unknowns per axis (0: 2048 in 2-D, 128 in 3-D)")
       ->check(spmd::apps::in_range(0, double(index_t(1) << 30)));
   cli.add_option("--file", cfg.file, "Matrix Market file (--problem mm)")->check(spmd::apps::non_empty());
@@ -358,8 +446,20 @@ int main(int argc, char** argv) {
   cli.add_option("--atol", cfg.atol, "absolute tolerance: or when ||r|| <= atol")->check(at_least(0));
   cli.add_option("--max-iters", cfg.max_iters, "iteration limit, counted from the start of the run")
       ->check(spmd::apps::in_range(0, INT_MAX));
-  cli.add_flag("--pipelined", cfg.pipelined, "pipelined CG (one nonblocking all-reduce per iteration)");
-  cli.add_option("--precond", cfg.precond, "none or jacobi")->check(spmd::apps::one_of({"none", "jacobi"}));
+  auto* method = cli.add_option("--method", cfg.method,
+                                 "cg, pipelined (symmetric matrices), gmres, fgmres or bicgstab (any matrix)")
+                     ->check(spmd::apps::one_of({"cg", "pipelined", "gmres", "fgmres", "bicgstab"}));
+  cli.add_flag("--pipelined", cfg.pipelined, "pipelined CG (one nonblocking all-reduce per iteration): --method pipelined")
+      ->excludes(method);
+  cli.add_option("--precond", cfg.precond,
+                 "none, jacobi, chebyshev (polynomial), ilu (block Jacobi ILU(0), --operator csr) or mg (geometric "
+                 "multigrid, --operator matrix-free)")
+      ->check(spmd::apps::one_of({"none", "jacobi", "chebyshev", "ilu", "mg"}));
+  cli.add_option("--gmres-restart", cfg.restart, "gmres, fgmres: iterations between restarts (SciPy's restart)")
+      ->check(spmd::apps::in_range(1, 10000));
+  cli.add_option("--peclet", cfg.peclet, "convdiff2d: the Peclet number (velocity (1, 1)/sqrt(2), unit square)")
+      ->check(spmd::apps::in_range(0, 1e12));
+  cli.add_flag("--history", cfg.history, "report ||r||/||b|| of every iteration (check.history in --json)");
   cli.add_option("--check-error", cfg.check_error,
                  "exit with status 3 if the max error vs the known solution exceeds this (< 0: no check)")
       ->check(spmd::apps::finite());
@@ -389,19 +489,39 @@ int main(int argc, char** argv) {
     record.option("--tol", cfg.tol);
     record.option("--atol", cfg.atol);
     record.option("--pipelined", cfg.pipelined);
+    record.option("--method", cfg.method);
     record.option("--precond", cfg.precond);
+    record.option("--gmres-restart", cfg.restart);
+    record.option("--peclet", cfg.peclet);
     record.option("--symmetry-rtol", cfg.symmetry_rtol);
     record.option("--no-symmetry-check", cfg.no_symmetry_check);
     record.option("--replace-every", cfg.replace_every);
     record.option("--reproducible", cfg.reproducible);
     const spmd::apps::Start start = ckpt.start(comm, app, record, "--max-iters", cfg.max_iters);
 
+    // --pipelined and --method pipelined are one method (recorded alike in checkpoints).
+    if (cfg.pipelined) cfg.method = "pipelined";
+    cfg.pipelined = cfg.method == "pipelined";
     if (cfg.problem == "mm" && cfg.file.empty()) throw spmd::Error("--problem mm needs --file", true);
+    if (cfg.problem == "convdiff2d" && cfg.op != "csr")
+      throw spmd::Error("--problem convdiff2d needs --operator csr (the matrix-free operator is the Laplacian)", true);
+    if (cfg.precond == "ilu" && cfg.op != "csr")
+      throw spmd::Error("--precond ilu needs --operator csr (block Jacobi ILU factors the matrix's diagonal blocks)",
+                        true);
+    if (cfg.precond == "mg" && (cfg.op != "matrix-free" || cfg.problem == "mm" || cfg.problem == "convdiff2d"))
+      throw spmd::Error("--precond mg needs --operator matrix-free and --problem poisson2d or poisson3d (geometric "
+                        "multigrid on the grid)",
+                        true);
+    if (cfg.precond == "ilu" && cfg.symmetric_method())
+      throw spmd::Error("--precond ilu is not symmetric, which --method " + cfg.method +
+                            " needs: use --method gmres, fgmres or bicgstab",
+                        true);
     if (cfg.problem == "mm" && cfg.op != "csr")
       throw spmd::Error("--problem mm needs --operator csr (the matrix-free operator is the Laplacian)", true);
     if (cfg.problem != "mm" && !cfg.file.empty())
       throw spmd::Error("--file is for --problem mm (this run solves " + cfg.problem + ")", true);
     if (cfg.n == 0) cfg.n = cfg.problem == "poisson3d" ? 128 : 2048;
+    const bool convdiff = cfg.problem == "convdiff2d";
 
     Problem pb{cfg.problem, cfg.op, cfg.problem == "mm" ? 0 : cfg.n, 0, 0, "", 0.0};
     const index_t n = cfg.n;
@@ -409,9 +529,15 @@ int main(int argc, char** argv) {
       // Refuse a problem too large for the memory before building anything (and before n^3
       // overflows): the vectors (app, solver, preconditioner: 16 per row at most) and the CSR
       // matrix (a SELL copy of its diagonal block too: twice 12 B per entry + 8 B per row).
-      const int dim = cfg.problem == "poisson2d" ? 2 : 3;
+      const int dim = cfg.problem == "poisson3d" ? 3 : 2;
       const double rows = std::pow(static_cast<double>(n), dim);
-      const double per_row = 16 * 8.0 + (cfg.op == "csr" ? 2 * (12.0 * (2 * dim + 1) + 8) : 0.0);
+      // app and solver vectors (GMRES: the basis; FGMRES also the preconditioned one; multigrid:
+      // 5 padded arrays per level, 4/3 (2-D) or 8/7 (3-D) of the grid over all levels)
+      double vectors = 16;
+      if (cfg.method == "gmres") vectors += cfg.restart + 3;
+      if (cfg.method == "fgmres") vectors += 2 * cfg.restart + 3;
+      if (cfg.precond == "mg") vectors += 5.0 * (dim == 2 ? 4.0 / 3 : 8.0 / 7);
+      const double per_row = vectors * 8.0 + (cfg.op == "csr" ? 2 * (12.0 * (2 * dim + 1) + 8) : 0.0);
       spmd::apps::require_memory(
           comm, rows / comm.size() * per_row,
           format("%s with n %lld (%.4g unknowns)", cfg.problem.c_str(), static_cast<long long>(n), rows));
@@ -447,12 +573,15 @@ int main(int argc, char** argv) {
       record.derived("nnz", std::int64_t(pb.nnz));
       if (start.restarting()) record.check_derived(start.path, start.info.attributes);
       if (cfg.problem == "poisson2d")
-        return run_with(sv::Laplacian<double, 2>(comm, spmd::Index<2>{n, n}), pb, cfg, app, ckpt, start, record, comm);
-      return run_with(sv::Laplacian<double, 3>(comm, spmd::Index<3>{n, n, n}), pb, cfg, app, ckpt, start, record, comm);
+        return run_with(sv::Laplacian<double, 2>(comm, spmd::Index<2>{n, n}), true, pb, cfg, app, ckpt, start, record,
+                        comm);
+      return run_with(sv::Laplacian<double, 3>(comm, spmd::Index<3>{n, n, n}), true, pb, cfg, app, ckpt, start,
+                      record, comm);
     }
     pb.op_bytes_per_row = 20.0;  // CSR: 12 B per entry (value, column) + 20 B per row (offset, x, y)
     const auto A = cfg.problem == "poisson2d"   ? spmd::sparse::poisson2d<double>(comm, n, n)
                    : cfg.problem == "poisson3d" ? spmd::sparse::poisson3d<double>(comm, n, n, n)
+                   : convdiff                   ? spmd::sparse::convection_diffusion2d<double>(comm, n, n, cfg.peclet)
                                                 : spmd::sparse::read_matrix_market<double>(comm, cfg.file);
     pb.rows = A.rows();
     pb.nnz = A.nnz();
@@ -461,13 +590,16 @@ int main(int argc, char** argv) {
     record.derived("nnz", std::int64_t(pb.nnz));
     record.derived("matrix_checksum", pb.checksum);
     if (start.restarting()) record.check_derived(start.path, start.info.attributes);
-    if (!cfg.no_symmetry_check) {  // CG needs a symmetric matrix (the same verdict on every rank)
+    bool symmetric = cfg.problem == "poisson2d" || cfg.problem == "poisson3d";
+    if (cfg.symmetric_method() && !cfg.no_symmetry_check) {  // CG needs a symmetric matrix (one verdict everywhere)
       const auto asym = spmd::sparse::check_symmetric(A, cfg.symmetry_rtol);
       if (!asym.symmetric)
         throw spmd::Error("the matrix '" + A.label() + "' is not symmetric: " + asym.describe() +
-                              " (CG needs a symmetric matrix; --no-symmetry-check solves anyway)",
+                              " (CG needs a symmetric matrix: use --method gmres or bicgstab; --no-symmetry-check "
+                              "solves with CG anyway)",
                           true);
+      symmetric = true;
     }
-    return run_with(A, pb, cfg, app, ckpt, start, record, comm);
+    return run_with(A, symmetric, pb, cfg, app, ckpt, start, record, comm);
   });
 }

@@ -23,12 +23,13 @@ TOP = {
 RUN = {"run_id": ("str|null", True), "restarted_from": ("str|null", True), "first_step": ("int", True),
        "last_step": ("int", True), "unit": ("str", True)}
 TIMINGS = {"seconds": ("num", True), "steps": ("int", True), "seconds_per_step": ("num", True),
-           "rate": ("num", True), "rate_unit": ("str", True), "bytes_per_step": ("num", False)}
+           "rate": ("num", True), "rate_unit": ("str", True), "bytes_per_step": ("num", False),
+           "setup_seconds": ("num", False)}
 EXITOBJ = {"status": ("int", True), "outcome": ("str", True), "message": ("str", True)}
 RESOURCE = {"step": ("int", True), "rss_bytes": ("num", True), "peak_rss_bytes": ("num", True),
             "fds": ("num", True), "comms": ("num", True)}
 # What each app adds to "problem" and "check" (besides problem.shape, check.state_crc32 and
-# check.finite, which every app has).
+# check.finite, which every app has); a type ending in "?" is an optional key.
 APPS = {
     "heat": ({"n": "int", "alpha": "num", "dt": "num", "steps": "int"},
              {"sum": "num", "max_error": "num", "max_change": "num", "final_time": "num"}),
@@ -40,10 +41,12 @@ APPS = {
              "sum_hv": "num", "w_min": "num", "w_max": "num", "h_min": "num", "max_abs_hu": "num",
              "max_abs_hv": "num", "time": "num", "dt": "num"}),
     "cg_solver": ({"name": "str", "operator": "str", "n": "int", "rows": "int", "nnz": "int",
-                   "matrix_checksum": "str", "file": "str", "solver": "str", "precond": "str", "rtol": "num",
-                   "atol": "num", "max_iters": "int"},
+                   "matrix_checksum": "str", "file": "str", "solver": "str", "precond": "str",
+                   "precond_detail": "str", "restart": "int", "peclet": "num", "rtol": "num", "atol": "num",
+                   "max_iters": "int"},
                   {"converged": "bool", "reason": "str", "detail": "str", "iterations": "int", "residual": "num",
-                   "solver_true_residual": "num", "replacements": "int", "true_relative_residual": "num", "error_max": "num", "error_relative": "num", "x_sum": "num"}),
+                   "solver_true_residual": "num", "replacements": "int", "true_relative_residual": "num", "error_max": "num", "error_relative": "num", "x_sum": "num",
+                   "history": "list?"}),
 }
 
 
@@ -128,10 +131,10 @@ def report_errors(r, app=None, ranks=None):
         errors.append("check.finite is false but the exit status is 0")
     if r["app"] in APPS:
         pspec, cspec = APPS[r["app"]]
-        _check_object(problem, {"shape": ("list", True), **{k: (t, True) for k, t in pspec.items()}}, "problem",
-                      errors)
-        _check_object(check, {"state_crc32": ("dict", True), "finite": ("bool", True),
-                              **{k: (t, True) for k, t in cspec.items()}}, "check", errors)
+        def spec(s):
+            return {k: (t.rstrip("?"), not t.endswith("?")) for k, t in s.items()}
+        _check_object(problem, {"shape": ("list", True), **spec(pspec)}, "problem", errors)
+        _check_object(check, {"state_crc32": ("dict", True), "finite": ("bool", True), **spec(cspec)}, "check", errors)
     return errors
 
 

@@ -77,12 +77,22 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
   /// (allocates the work vectors with A.make_vector); throws the same spmd::Error on every rank
   /// for Precond::jacobi on an operator without diagonal() or negative tolerances.
   CG(const execution_space& exec, const Operator& A, const SolverOptions& opts = {})
-      : Base("cg", exec, A, opts),
+      : CG(exec, A, Preconditioner<vector_type>(), opts) {}
+  /// A solver preconditioned by `M` (symmetric positive definite: a preconditioner that says it
+  /// is not is refused with the same spmd::Error on every rank). Local.
+  CG(const execution_space& exec, const Operator& A, Preconditioner<vector_type> M, const SolverOptions& opts = {})
+      : Base("cg", exec, A, opts, std::move(M)),
         r_(A.make_vector(this->label("r"))),
         p_(A.make_vector(this->label("p"))),
-        q_(A.make_vector(this->label("q"))) {}
+        q_(A.make_vector(this->label("q"))) {
+    this->require_symmetric_preconditioner();
+    if (this->general()) z_ = A.make_vector(this->label("z"));
+  }
   /// A solver for A on a default instance; vectors are made here, once. Collective.
   explicit CG(const Operator& A, const SolverOptions& opts = {}) : CG(execution_space(), A, opts) {}
+  /// A preconditioned solver on a default instance. Local.
+  CG(const Operator& A, Preconditioner<vector_type> M, const SolverOptions& opts = {})
+      : CG(execution_space(), A, std::move(M), opts) {}
   CG(const CG&) = delete;
   CG& operator=(const CG&) = delete;
 
@@ -94,7 +104,9 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
     spmd::copy(this->exec_, p_, x);  // p has the halo A may need
     impl::apply_on(this->exec_, A_, p_, q_);
     value_type red[3];
-    if (this->jacobi())
+    if (this->general())
+      start_general(red);
+    else if (this->jacobi())
       start<true>(red);
     else
       start<false>(red);
@@ -122,7 +134,9 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
       return stop(Reason::breakdown, rnorm, spmd::impl::str("p.Ap = ", pq, " <= 0 in iteration ", it_ + 1));
     const value_type alpha = gamma_ / pq;
     value_type red[2];
-    if (this->jacobi())
+    if (this->general())
+      residual_general(alpha, red);
+    else if (this->jacobi())
       residual<true>(alpha, red);
     else
       residual<false>(alpha, red);
@@ -138,11 +152,17 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
       if (why != Reason::none) return stop(why, rn);
       return stop(std::isfinite(static_cast<double>(red[1])) ? Reason::breakdown : Reason::nan_or_inf, rn,
                   spmd::impl::str("r.z = ", red[1], " in iteration ", it_,
-                                  this->jacobi() ? " (z = D r, D the Jacobi inverse diagonal)" : ""));
+                                  this->jacobi()    ? " (z = D r, D the Jacobi inverse diagonal)"
+                                  : this->general() ? " (z = M r, M the preconditioner)"
+                                                    : ""));
     }
     const value_type beta = red[1] / gamma_;
     gamma_ = red[1];
-    if (this->jacobi())
+    if (this->general())
+      impl::for_points(this->exec_, "spmd::solvers::cg::direction", r_,
+                       impl::CgDirectionZ<Acc, value_type>{this->x_.owned_access(), p_.owned_access(),
+                                                           z_.owned_access(), alpha, beta});
+    else if (this->jacobi())
       direction<true>(alpha, beta);
     else
       direction<false>(alpha, beta);
@@ -152,7 +172,7 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
   /// The state between two iterations (after setup or a step): x, r, p and the reduced scalars.
   /// The vectors are the solver's own (save them before the next step). Local.
   SolverState<vector_type> state() const {
-    SolverState<vector_type> s{"cg", this->options().precond, it_, {}, {}};
+    SolverState<vector_type> s{"cg", this->precond(), it_, {}, {}};
     for (const auto& v : {std::pair<const char*, const vector_type*>{"x", &this->x_}, {"r", &r_}, {"p", &p_}})
       s.vectors.emplace_back(v.first, spmd::impl::share(*v.second));
     s.scalars = {
@@ -196,6 +216,29 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
       return stop(Reason::breakdown, rn, spmd::impl::str("r.z = ", gamma_, " <= 0 at the start (iteration ", it_, ")"));
     return false;
   }
+  /// r = b - A x, z = M r, p = z; (b.b, r.r, r.z) (a preconditioner object). Collective.
+  void start_general(value_type (&red)[3]) {
+    value_type s2[2], s1[1];
+    this->template reduce_sums<2>("spmd::solvers::cg::start", r_,
+                                  impl::CgStartResidual<Acc, value_type>{this->b_.owned_access(), q_.owned_access(),
+                                                                         r_.owned_access()},
+                                  s2);
+    this->M_.apply(this->exec_, r_, z_);
+    this->template reduce_sums<1>(
+        "spmd::solvers::cg::start_direction", r_,
+        impl::CopyDot<Acc, value_type>{p_.owned_access(), z_.owned_access(), r_.owned_access()}, s1);
+    red[0] = s2[0];
+    red[1] = s2[1];
+    red[2] = s1[0];
+  }
+  /// r -= alpha q, z = M r; (r.r, r.z) (a preconditioner object). Collective.
+  void residual_general(value_type alpha, value_type (&red)[2]) {
+    impl::for_points(this->exec_, "spmd::solvers::cg::residual", r_,
+                     impl::Axpy<Acc, value_type>{r_.owned_access(), q_.owned_access(), -alpha});
+    this->M_.apply(this->exec_, r_, z_);
+    this->template reduce_sums<2>("spmd::solvers::cg::residual_sums", r_,
+                                  impl::Dot2<Acc, value_type>{r_.owned_access(), z_.owned_access()}, red);
+  }
   template <bool J>
   void start(value_type (&red)[3]) {
     this->template reduce_sums<3>(
@@ -218,6 +261,7 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
   }
 
   vector_type r_, p_, q_;
+  vector_type z_;  // z = M r (a preconditioner object only)
   value_type rr_ = 0, gamma_ = 0;
 };
 
@@ -246,14 +290,19 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
 
   /// A solver whose kernels run on `exec`. Local; errors as CG's.
   PipelinedCG(const execution_space& exec, const Operator& A, const SolverOptions& opts = {})
-      : Base("pipelined_cg", exec, A, opts),
+      : PipelinedCG(exec, A, Preconditioner<vector_type>(), opts) {}
+  /// A solver preconditioned by `M` (symmetric positive definite, as CG's). Local.
+  PipelinedCG(const execution_space& exec, const Operator& A, Preconditioner<vector_type> M,
+              const SolverOptions& opts = {})
+      : Base("pipelined_cg", exec, A, opts, std::move(M)),
         r_(A.make_vector(this->label("r"))),
         w_(A.make_vector(this->label("w"))),
         n_(A.make_vector(this->label("n"))),
         z_(A.make_vector(this->label("z"))),
         s_(A.make_vector(this->label("s"))),
         p_(A.make_vector(this->label("p"))) {
-    if (this->jacobi()) {
+    this->require_symmetric_preconditioner();
+    if (this->preconditioned()) {
       u_ = A.make_vector(this->label("u"));
       m_ = A.make_vector(this->label("m"));
       q_ = A.make_vector(this->label("q"));
@@ -265,6 +314,9 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
   }
   /// A solver for A on a default instance; vectors are made here, once. Collective.
   explicit PipelinedCG(const Operator& A, const SolverOptions& opts = {}) : PipelinedCG(execution_space(), A, opts) {}
+  /// A preconditioned solver on a default instance. Local.
+  PipelinedCG(const Operator& A, Preconditioner<vector_type> M, const SolverOptions& opts = {})
+      : PipelinedCG(execution_space(), A, std::move(M), opts) {}
   PipelinedCG(const PipelinedCG&) = delete;
   PipelinedCG& operator=(const PipelinedCG&) = delete;
 
@@ -277,7 +329,7 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
     spmd::copy(this->exec_, p_, x);  // p has the halo A may need
     impl::apply_on(this->exec_, A_, p_, n_);
     const auto dinv = this->dinv_access(r_);
-    const bool J = this->jacobi();
+    const bool J = this->jacobi(), G = this->general();
     if (J)
       impl::for_points(this->exec_, "spmd::solvers::pipelined_cg::residual", r_,
                        impl::PcgResidual<Acc, value_type, true>{b.owned_access(), n_.owned_access(), r_.owned_access(),
@@ -286,9 +338,13 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
       impl::for_points(this->exec_, "spmd::solvers::pipelined_cg::residual", r_,
                        impl::PcgResidual<Acc, value_type, false>{b.owned_access(), n_.owned_access(), r_.owned_access(),
                                                                  u_.owned_access(), dinv});
+    if (G) this->M_.apply(this->exec_, r_, u_);
     impl::apply_on(this->exec_, A_, u_, w_);
+    if (G) this->M_.apply(this->exec_, w_, m_);
     value_type red[4];
-    if (J)
+    if (G)
+      start<true, false>(red);
+    else if (J)
       start<true>(red);
     else
       start<false>(red);
@@ -340,7 +396,9 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
                           ", the denominator delta - beta gamma / alpha_prev = ", denom, " (delta = w.u = ", delta,
                           ", beta = ", beta, ", alpha_prev = ", alpha_prev_, "); both must be positive"));
     const value_type alpha = gamma / denom;
-    if (this->jacobi())
+    if (this->general())
+      update<true, false>(alpha, beta);
+    else if (this->jacobi())
       update<true>(alpha, beta);
     else
       update<false>(alpha, beta);
@@ -374,7 +432,7 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
   /// operator applications. Collective.
   void replace() {
     request_.wait();
-    const bool J = this->jacobi();
+    const bool J = this->jacobi(), G = this->general();
     spmd::copy(this->exec_, this->t_, this->x_);
     impl::apply_on(this->exec_, A_, this->t_, r_);  // r = A x, then r = b - r
     if (J)
@@ -387,11 +445,19 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
           this->exec_, "spmd::solvers::pipelined_cg::replace_residual", r_,
           impl::PcgResidual<Acc, value_type, false>{this->b_.owned_access(), r_.owned_access(), r_.owned_access(),
                                                     u_.owned_access(), this->dinv_access(r_)});
+    if (G) this->M_.apply(this->exec_, r_, u_);
     impl::apply_on(this->exec_, A_, u_, w_);
     impl::apply_on(this->exec_, A_, p_, s_);
-    // (q = D s is written by the sums' pass: z = A q after it)
+    // (q = D s is written by the sums' pass: z = A q after it; a preconditioner object makes
+    // m = M w and q = M s first)
+    if (G) {
+      this->M_.apply(this->exec_, w_, m_);
+      this->M_.apply(this->exec_, s_, q_);
+    }
     value_type red[3];
-    if (J)
+    if (G)
+      replace_sums<true, false>(red);
+    else if (J)
       replace_sums<true>(red);
     else
       replace_sums<false>(red);
@@ -405,10 +471,10 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
   /// own. Local (the all-reduce was started by every rank).
   SolverState<vector_type> state() {
     request_.wait();
-    SolverState<vector_type> st{"pipelined_cg", this->options().precond, it_, {}, {}};
+    SolverState<vector_type> st{"pipelined_cg", this->precond(), it_, {}, {}};
     std::vector<std::pair<const char*, const vector_type*>> own = {{"x", &this->x_}, {"r", &r_}, {"w", &w_},
                                                                    {"z", &z_},       {"s", &s_}, {"p", &p_}};
-    if (this->jacobi()) own.insert(own.end(), {{"u", &u_}, {"m", &m_}, {"q", &q_}});
+    if (this->preconditioned()) own.insert(own.end(), {{"u", &u_}, {"m", &m_}, {"q", &q_}});
     for (const auto& v : own) st.vectors.emplace_back(v.first, spmd::impl::share(*v.second));
     st.scalars = {{"bnorm", progress_.bnorm()},
                   {"gamma", static_cast<double>(red_[0])},
@@ -427,7 +493,7 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
     this->bind(b, x, r_, this->state_problem(fn, st));
     std::vector<std::pair<const char*, const vector_type*>> own = {{"x", &x},  {"r", &r_}, {"w", &w_},
                                                                    {"z", &z_}, {"s", &s_}, {"p", &p_}};
-    if (this->jacobi()) own.insert(own.end(), {{"u", &u_}, {"m", &m_}, {"q", &q_}});
+    if (this->preconditioned()) own.insert(own.end(), {{"u", &u_}, {"m", &m_}, {"q", &q_}});
     for (const auto& v : own) this->restore_vector(*v.second, Base::find_vector(fn, st, v.first));
     it_ = static_cast<int>(st.iteration);
     progress_.start(Base::find_scalar(fn, st, "bnorm"), it_);
@@ -455,29 +521,29 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
     if (why != Reason::none) return stop(why, rn);
     return false;
   }
-  template <bool J>
+  template <bool J, bool D = J>
   void start(value_type (&red)[4]) {
     this->template reduce_sums<4>(
         "spmd::solvers::pipelined_cg::start", r_,
-        impl::PcgStart<Acc, value_type, J>{this->b_.owned_access(), r_.owned_access(), u_.owned_access(),
+        impl::PcgStart<Acc, value_type, J, D>{this->b_.owned_access(), r_.owned_access(), u_.owned_access(),
                                            w_.owned_access(), m_.owned_access(), z_.owned_access(), q_.owned_access(),
                                            s_.owned_access(), p_.owned_access(), this->dinv_access(r_)},
         red);
   }
-  template <bool J>
+  template <bool J, bool D = J>
   void replace_sums(value_type (&red)[3]) {
     this->template reduce_sums<3>(
         "spmd::solvers::pipelined_cg::replace", r_,
-        impl::PcgReplace<Acc, value_type, J>{r_.owned_access(), u_.owned_access(), w_.owned_access(), m_.owned_access(),
+        impl::PcgReplace<Acc, value_type, J, D>{r_.owned_access(), u_.owned_access(), w_.owned_access(), m_.owned_access(),
                                              s_.owned_access(), q_.owned_access(), this->dinv_access(r_)},
         red);
   }
   /// The iteration's vector update and its sums into red_: started as an MPI_Iallreduce (in
   /// flight while the next operator application runs), or with SolverOptions::reproducible
   /// combined exactly at once (blocking). Collective.
-  template <bool J>
+  template <bool J, bool D = J>
   void update(value_type alpha, value_type beta) {
-    const impl::PcgUpdate<Acc, value_type, J> body{n_.owned_access(),
+    const impl::PcgUpdate<Acc, value_type, J, D> body{n_.owned_access(),
                                                    z_.owned_access(),
                                                    m_.owned_access(),
                                                    q_.owned_access(),
@@ -493,11 +559,12 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
     const char* label = "spmd::solvers::pipelined_cg::update";
     if (this->options().reproducible) {
       this->template reduce_sums<3>(label, r_, body, red_);
-      return;
+    } else {
+      const auto s = impl::sum_points<3>(this->exec_, label, r_, body);
+      for (int k = 0; k < 3; ++k) red_[k] = s.v[k];
+      request_ = r_.comm().iallreduce(red_, 3, spmd::Op::sum);
     }
-    const auto s = impl::sum_points<3>(this->exec_, label, r_, body);
-    for (int k = 0; k < 3; ++k) red_[k] = s.v[k];
-    request_ = r_.comm().iallreduce(red_, 3, spmd::Op::sum);
+    if constexpr (J && !D) this->M_.apply(this->exec_, w_, m_);  // m = M w, while the sums travel
   }
 
   vector_type r_, w_, n_, z_, s_, p_, u_, m_, q_;
@@ -513,14 +580,26 @@ template <class Operator>
 SolveResult cg(const typename Operator::vector_type::execution_space& exec, const Operator& A,
                const typename Operator::vector_type& b, const typename Operator::vector_type& x,
                const SolverOptions& opts = {}) {
-  spmd::impl::agree(b.comm(), [&] { CG<Operator>::check_options("cg", opts); });
-  return CG<Operator>(exec, A, opts).solve(b, x);
+  return impl::solve_with<CG<Operator>>("cg", exec, A, b, x, {}, opts);
 }
 /// cg() on a default instance. Collective.
 template <class Operator>
 SolveResult cg(const Operator& A, const typename Operator::vector_type& b, const typename Operator::vector_type& x,
                const SolverOptions& opts = {}) {
   return cg(typename Operator::vector_type::execution_space(), A, b, x, opts);
+}
+/// cg() preconditioned by M (symmetric positive definite), on `exec`. Collective.
+template <class Operator>
+SolveResult cg(const typename Operator::vector_type::execution_space& exec, const Operator& A,
+               const typename Operator::vector_type& b, const typename Operator::vector_type& x,
+               const Preconditioner<typename Operator::vector_type>& M, const SolverOptions& opts = {}) {
+  return impl::solve_with<CG<Operator>>("cg", exec, A, b, x, M, opts);
+}
+/// cg() preconditioned by M on a default instance. Collective.
+template <class Operator>
+SolveResult cg(const Operator& A, const typename Operator::vector_type& b, const typename Operator::vector_type& x,
+               const Preconditioner<typename Operator::vector_type>& M, const SolverOptions& opts = {}) {
+  return cg(typename Operator::vector_type::execution_space(), A, b, x, M, opts);
 }
 
 /// Solve A x = b with pipelined CG from the initial guess in x (see PipelinedCG), on `exec`.
@@ -529,14 +608,27 @@ template <class Operator>
 SolveResult pipelined_cg(const typename Operator::vector_type::execution_space& exec, const Operator& A,
                          const typename Operator::vector_type& b, const typename Operator::vector_type& x,
                          const SolverOptions& opts = {}) {
-  spmd::impl::agree(b.comm(), [&] { PipelinedCG<Operator>::check_options("pipelined_cg", opts); });
-  return PipelinedCG<Operator>(exec, A, opts).solve(b, x);
+  return impl::solve_with<PipelinedCG<Operator>>("pipelined_cg", exec, A, b, x, {}, opts);
 }
 /// pipelined_cg() on a default instance. Collective.
 template <class Operator>
 SolveResult pipelined_cg(const Operator& A, const typename Operator::vector_type& b,
                          const typename Operator::vector_type& x, const SolverOptions& opts = {}) {
   return pipelined_cg(typename Operator::vector_type::execution_space(), A, b, x, opts);
+}
+/// pipelined_cg() preconditioned by M (symmetric positive definite), on `exec`. Collective.
+template <class Operator>
+SolveResult pipelined_cg(const typename Operator::vector_type::execution_space& exec, const Operator& A,
+                         const typename Operator::vector_type& b, const typename Operator::vector_type& x,
+                         const Preconditioner<typename Operator::vector_type>& M, const SolverOptions& opts = {}) {
+  return impl::solve_with<PipelinedCG<Operator>>("pipelined_cg", exec, A, b, x, M, opts);
+}
+/// pipelined_cg() preconditioned by M on a default instance. Collective.
+template <class Operator>
+SolveResult pipelined_cg(const Operator& A, const typename Operator::vector_type& b,
+                         const typename Operator::vector_type& x,
+                         const Preconditioner<typename Operator::vector_type>& M, const SolverOptions& opts = {}) {
+  return pipelined_cg(typename Operator::vector_type::execution_space(), A, b, x, M, opts);
 }
 
 }  // namespace spmd::solvers

@@ -57,13 +57,41 @@ inline const char* to_string(Reason r) {
   return "?";
 }
 
-/// Preconditioner of a solve: none, or Jacobi (the inverse of the operator's diagonal, which
-/// needs an operator with `diagonal(d)`).
-enum class Precond { none, jacobi };
+/// The kind of a solve's preconditioner. SolverOptions::precond takes none or jacobi (the
+/// inverse of the operator's diagonal, which needs an operator with `diagonal(d)`); the others
+/// are Preconditioner objects (solvers/preconditioner.hpp) given to a solver beside the options:
+/// Chebyshev polynomial (solvers/chebyshev.hpp), block Jacobi with local ILU(0)
+/// (solvers/ilu.hpp), geometric multigrid (solvers/multigrid.hpp), or a user's own (other).
+enum class Precond { none, jacobi, chebyshev, ilu, multigrid, other };
 
-/// "none" or "jacobi". Local.
+/// "none", "jacobi", "chebyshev", "ilu", "multigrid" or "other". Local.
 inline const char* to_string(Precond p) {
-  return p == Precond::jacobi ? "jacobi" : "none";
+  switch (p) {
+    case Precond::none:
+      return "none";
+    case Precond::jacobi:
+      return "jacobi";
+    case Precond::chebyshev:
+      return "chebyshev";
+    case Precond::ilu:
+      return "ilu";
+    case Precond::multigrid:
+      return "multigrid";
+    case Precond::other:
+      return "other";
+  }
+  return "?";
+}
+
+/// The Precond named `name` (to_string's names); false when there is none. Local.
+inline bool precond_from_string(const std::string& name, Precond& p) {
+  for (Precond q : {Precond::none, Precond::jacobi, Precond::chebyshev, Precond::ilu, Precond::multigrid,
+                    Precond::other})
+    if (name == to_string(q)) {
+      p = q;
+      return true;
+    }
+  return false;
 }
 
 /// What a solve does when it stops without converging: report it in SolveResult (default), or
@@ -72,18 +100,24 @@ enum class OnFailure { report, throw_error };
 
 /// What a progress callback sees (on every rank; the numbers are the same everywhere).
 struct MonitorInfo {
-  const char* solver;        //!< "cg" or "pipelined_cg"
+  const char* solver;        //!< "cg", "pipelined_cg", "gmres", "fgmres" or "bicgstab"
   int iteration;             //!< iterations done
   double residual;           //!< ||r|| (the recursively updated residual)
   double relative_residual;  //!< ||r|| / ||b|| (||r|| when b = 0)
 };
 
-/// How a Krylov solver runs and when it stops (the same on every rank).
+/// How a Krylov solver runs and when it stops (the same on every rank). The tolerances have
+/// SciPy's names and meanings (scipy.sparse.linalg: converged when ||r|| <= max(rtol ||b||,
+/// atol)); SciPy's `maxiter` is max_iters, counted in iterations (for GMRES: Arnoldi steps,
+/// where SciPy counts restart cycles), and `restart` is SciPy's.
 struct SolverOptions {
   double rtol = 1e-8;               //!< stop when ||r|| <= rtol ||b|| (tested first)
   double atol = 0.0;                //!< or when ||r|| <= atol
   int max_iters = 1000;             //!< stop (Reason::max_iters) after this many iterations
-  Precond precond = Precond::none;  //!< the preconditioner
+  Precond precond = Precond::none;  //!< none or jacobi (other kinds: a Preconditioner object)
+  /// GMRES and FGMRES: the Krylov subspace's dimension, i.e. the iterations between restarts
+  /// (SciPy's `restart`, whose default is 20; PETSc's is 30). At least 1.
+  int restart = 30;
   /// Report progress every `monitor` iterations (0: never), at iteration 0 and at the last one:
   /// `monitor_callback` on every rank when set, else a line printed by rank 0.
   int monitor = 0;
@@ -132,7 +166,7 @@ struct SolveResult {
 /// continues bitwise as if never interrupted; at another rank count, to roundoff.
 template <class Vector>
 struct SolverState {
-  std::string solver;                                   //!< "cg" or "pipelined_cg"
+  std::string solver;                                   //!< "cg", "pipelined_cg", "gmres", "fgmres", "bicgstab"
   Precond precond = Precond::none;                      //!< the preconditioner in use
   std::int64_t iteration = 0;                           //!< iterations done
   std::vector<std::pair<std::string, Vector>> vectors;  //!< the solver's vectors, by name

@@ -117,6 +117,68 @@ struct CgDirection {
   }
 };
 
+/// r = b - q; sums (b.b, r.r) (CG with a preconditioner object: z = M r follows).
+template <class A, class T>
+struct CgStartResidual {
+  A b, q, r;
+  template <class S, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(S& s, I... i) const {
+    const T bi = b(i...);
+    const T ri = bi - q(i...);
+    r(i...) = ri;
+    add_product(s, 0, bi, bi);
+    add_product(s, 1, ri, ri);
+  }
+};
+
+/// p = z; sums (r.z).
+template <class A, class T>
+struct CopyDot {
+  A p, z, r;
+  template <class S, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(S& s, I... i) const {
+    const T zi = z(i...);
+    p(i...) = zi;
+    add_product(s, 0, r(i...), zi);
+  }
+};
+
+/// sums (r.r, r.z).
+template <class A, class T>
+struct Dot2 {
+  A r, z;
+  template <class S, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(S& s, I... i) const {
+    const T ri = r(i...);
+    add_product(s, 0, ri, ri);
+    add_product(s, 1, ri, z(i...));
+  }
+};
+
+/// x += alpha p, then p = z + beta p (CG with a preconditioner object).
+template <class A, class T>
+struct CgDirectionZ {
+  A x, p, z;
+  T alpha, beta;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
+    const T pi = p(i...);
+    x(i...) += alpha * pi;
+    p(i...) = z(i...) + beta * pi;
+  }
+};
+
+/// t = x + a z.
+template <class A, class T>
+struct AddScaled {
+  A t, x, z;
+  T a;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
+    t(i...) = x(i...) + a * z(i...);
+  }
+};
+
 /// y += a x.
 template <class A, class T>
 struct Axpy {
@@ -149,16 +211,216 @@ struct Zero {
   }
 };
 
-/// d = 1 / d; sums (number of zero or non-finite diagonal entries).
+/// d = 1 / d; sums (number of zero or non-finite diagonal entries, number of negative ones).
 template <class A, class T>
 struct Invert {
   A d;
   template <class... I>
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(Sums<T, 1>& s, I... i) const {
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(Sums<T, 2>& s, I... i) const {
     const T v = d(i...);
     const bool bad = v == T(0) || !(v - v == T(0));  // zero, NaN or infinite
     d(i...) = bad ? T(0) : T(1) / v;
     if (bad) s.v[0] += T(1);
+    if (v < T(0)) s.v[1] += T(1);
+  }
+};
+
+/// z = d r (pointwise).
+template <class A, class T>
+struct Multiply {
+  A z, d, r;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
+    z(i...) = d(i...) * r(i...);
+  }
+};
+
+/// z = r.
+template <class A, class T>
+struct Copy {
+  A z, r;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
+    z(i...) = r(i...);
+  }
+};
+
+// ---- BiCGStab (van der Vorst 1992, right preconditioned) ---------------------------------------
+
+/// r = b - q, rh = r (the shadow residual), p = v = 0; sums (b.b, r.r).
+template <class A, class T>
+struct BicgStart {
+  A b, q, r, rh, p, v;
+  template <class S, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(S& s, I... i) const {
+    const T bi = b(i...);
+    const T ri = bi - q(i...);
+    r(i...) = ri;
+    rh(i...) = ri;
+    p(i...) = T(0);
+    v(i...) = T(0);
+    add_product(s, 0, bi, bi);
+    add_product(s, 1, ri, ri);
+  }
+};
+
+/// p = r + beta (p - omega v), and ph = D p with Jacobi (ph is p otherwise).
+template <class A, class T, bool Jacobi>
+struct BicgDirection {
+  A p, r, v, ph, dinv;
+  T beta, omega;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
+    const T pi = r(i...) + beta * (p(i...) - omega * v(i...));
+    p(i...) = pi;
+    if constexpr (Jacobi) ph(i...) = dinv(i...) * pi;
+  }
+};
+
+/// sums (rh.v, v.v).
+template <class A, class T>
+struct BicgSigma {
+  A rh, v;
+  template <class S, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(S& s, I... i) const {
+    const T vi = v(i...);
+    add_product(s, 0, rh(i...), vi);
+    add_product(s, 1, vi, vi);
+  }
+};
+
+/// s = r - alpha v, and sh = D s with Jacobi (sh is s otherwise).
+template <class A, class T, bool Jacobi>
+struct BicgHalf {
+  A s, r, v, sh, dinv;
+  T alpha;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
+    const T si = r(i...) - alpha * v(i...);
+    s(i...) = si;
+    if constexpr (Jacobi) sh(i...) = dinv(i...) * si;
+  }
+};
+
+/// sums (t.s, t.t, s.s).
+template <class A, class T>
+struct BicgOmega {
+  A t, s;
+  template <class S, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(S& sum, I... i) const {
+    const T ti = t(i...), si = s(i...);
+    add_product(sum, 0, ti, si);
+    add_product(sum, 1, ti, ti);
+    add_product(sum, 2, si, si);
+  }
+};
+
+/// x += alpha ph + omega sh, r = s - omega t; sums (rh.r, r.r).
+template <class A, class T>
+struct BicgUpdate {
+  A x, ph, sh, r, s, t, rh;
+  T alpha, omega;
+  template <class S, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(S& sum, I... i) const {
+    x(i...) += alpha * ph(i...) + omega * sh(i...);
+    const T ri = s(i...) - omega * t(i...);
+    r(i...) = ri;
+    add_product(sum, 0, rh(i...), ri);
+    add_product(sum, 1, ri, ri);
+  }
+};
+
+// ---- Chebyshev polynomial preconditioner and its eigenvalue estimate ---------------------------
+
+/// The first Chebyshev step for z ~ A^-1 r from z = 0: d = c D r (D = diag(A)^-1 or I), z = d,
+/// res = r.
+template <class A, class T, bool Jacobi>
+struct ChebStart {
+  A d, z, res, r, dinv;
+  T c;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
+    const T ri = r(i...);
+    T di = ri;
+    if constexpr (Jacobi) di *= dinv(i...);
+    di *= c;
+    d(i...) = di;
+    z(i...) = di;
+    res(i...) = ri;
+  }
+};
+
+/// A later step, after w = A d: res -= w; d = a d + c D res; z += d.
+template <class A, class T, bool Jacobi>
+struct ChebStep {
+  A res, w, d, z, dinv;
+  T a, c;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
+    const T ri = res(i...) - w(i...);
+    res(i...) = ri;
+    T si = ri;
+    if constexpr (Jacobi) si *= dinv(i...);
+    const T di = a * d(i...) + c * si;
+    d(i...) = di;
+    z(i...) += di;
+  }
+};
+
+/// Lanczos on D A (D = diag(A)^-1 or I) in the D^-1 inner product: u = D u - alpha q - beta p;
+/// sums (u . D^-1 u).
+template <class A, class T, bool Jacobi>
+struct LanczosUpdate {
+  A u, q, p, dinv;
+  T alpha, beta;
+  template <class S, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(S& s, I... i) const {
+    T ui = u(i...);
+    if constexpr (Jacobi) ui *= dinv(i...);
+    ui -= alpha * q(i...) + beta * p(i...);
+    u(i...) = ui;
+    T wi = ui;
+    if constexpr (Jacobi) wi /= dinv(i...);
+    add_product(s, 0, ui, wi);
+  }
+};
+
+/// sums (v . D^-1 v) (D = diag(A)^-1 or I).
+template <class A, class T, bool Jacobi>
+struct WeightedNorm {
+  A v, dinv;
+  template <class S, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(S& s, I... i) const {
+    const T vi = v(i...);
+    T wi = vi;
+    if constexpr (Jacobi) wi /= dinv(i...);
+    add_product(s, 0, vi, wi);
+  }
+};
+
+/// v *= a.
+template <class A, class T>
+struct Scale {
+  A v;
+  T a;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
+    v(i...) *= a;
+  }
+};
+
+/// u = D u (D = diag(A)^-1 or I); sums (u . u) (power iteration).
+template <class A, class T, bool Jacobi>
+struct PowerStep {
+  A u, dinv;
+  template <class S, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(S& s, I... i) const {
+    T ui = u(i...);
+    if constexpr (Jacobi) {
+      ui *= dinv(i...);
+      u(i...) = ui;
+    }
+    add_product(s, 0, ui, ui);
   }
 };
 
@@ -176,8 +438,10 @@ struct PcgResidual {
   }
 };
 
-/// m = D w (Jacobi only); z = q = s = p = 0; sums (r.u, w.u, r.r, b.b).
-template <class A, class T, bool Jacobi>
+/// m = D w (Jacobi only); z = q = s = p = 0; sums (r.u, w.u, r.r, b.b). `Jacobi`: u, m, q are
+/// vectors of their own (a preconditioner); `Diag`: it is the Jacobi diagonal, applied here (a
+/// preconditioner object computed u = M r and m = M w before).
+template <class A, class T, bool Jacobi, bool Diag = Jacobi>
 struct PcgStart {
   A b, r, u, w, m, z, q, s, p, dinv;
   template <class S, class... I>
@@ -186,7 +450,7 @@ struct PcgStart {
     T ui = ri;
     if constexpr (Jacobi) {
       ui = u(i...);
-      m(i...) = dinv(i...) * wi;
+      if constexpr (Diag) m(i...) = dinv(i...) * wi;
       q(i...) = T(0);
     }
     z(i...) = T(0);
@@ -200,8 +464,9 @@ struct PcgStart {
 };
 
 /// Residual replacement, after r = b - A x, u = D r, w = A u and s = A p were recomputed:
-/// m = D w and q = D s (Jacobi only; m is w and q is s otherwise); sums (r.u, w.u, r.r).
-template <class A, class T, bool Jacobi>
+/// m = D w and q = D s (Jacobi only; m is w and q is s otherwise; a preconditioner object,
+/// Diag false, computed m = M w and q = M s before); sums (r.u, w.u, r.r).
+template <class A, class T, bool Jacobi, bool Diag = Jacobi>
 struct PcgReplace {
   A r, u, w, m, s, q, dinv;
   template <class S, class... I>
@@ -210,8 +475,10 @@ struct PcgReplace {
     T ui = ri;
     if constexpr (Jacobi) {
       ui = u(i...);
-      m(i...) = dinv(i...) * wi;
-      q(i...) = dinv(i...) * s(i...);
+      if constexpr (Diag) {
+        m(i...) = dinv(i...) * wi;
+        q(i...) = dinv(i...) * s(i...);
+      }
     }
     add_product(sum, 0, ri, ui);
     add_product(sum, 1, wi, ui);
@@ -223,8 +490,9 @@ struct PcgReplace {
 ///   z = n + beta z;  q = m + beta q;  s = w + beta s;  p = u + beta p;
 ///   x += alpha p;    r -= alpha s;    u -= alpha q;   w -= alpha z;   m = D w;
 /// and the next iteration's sums (r.u, w.u, r.r). Without a preconditioner u is r, m is w and
-/// q is s, and those lines drop out.
-template <class A, class T, bool Jacobi>
+/// q is s, and those lines drop out; with a preconditioner object (Diag false) m = M w is
+/// computed after this pass.
+template <class A, class T, bool Jacobi, bool Diag = Jacobi>
 struct PcgUpdate {
   A n, z, m, q, w, s, u, p, x, r, dinv;
   T alpha, beta;
@@ -252,7 +520,7 @@ struct PcgUpdate {
     if constexpr (Jacobi) {
       un = ui - alpha * qi;
       u(i...) = un;
-      m(i...) = dinv(i...) * wn;
+      if constexpr (Diag) m(i...) = dinv(i...) * wn;
     }
     add_product(sum, 0, rn, un);
     add_product(sum, 1, wn, un);

@@ -1,7 +1,8 @@
 #pragma once
-// What both CG variants (solvers/cg.hpp) share: the operator, the options' bookkeeping, the bound
-// b and x, the Jacobi diagonal, the argument checks, a nonblocking reduction's request, restoring
-// a saved state, and stopping.
+// What the Krylov solvers (solvers/cg.hpp, gmres.hpp, bicgstab.hpp) share: the operator, the
+// options' bookkeeping, the bound b and x, the preconditioner (the fused Jacobi diagonal of
+// SolverOptions::precond, or a Preconditioner object), the argument checks, a nonblocking
+// reduction's request, restoring a saved state, and stopping.
 
 #include <Kokkos_Core.hpp>
 
@@ -16,14 +17,15 @@
 #include "spmd/solvers/impl/kernels.hpp"
 #include "spmd/solvers/operator.hpp"
 #include "spmd/solvers/options.hpp"
+#include "spmd/solvers/preconditioner.hpp"
 
 namespace spmd::solvers {
 
 namespace impl {
 
-/// What both CG variants share (CRTP: Derived has setup(b, x) and step()): solve(), the
-/// operator, the options' bookkeeping, the bound b and x, the Jacobi diagonal, the argument
-/// checks, a nonblocking reduction's request, and stopping.
+/// What the Krylov solvers share (CRTP: Derived has setup(b, x), step() and true_residual()):
+/// solve(), the operator, the options' bookkeeping, the bound b and x, the preconditioner, the
+/// argument checks, a nonblocking reduction's request, and stopping.
 template <class Derived, class Operator>
 class KrylovBase {
   static_assert((static_assert_linear_operator<Operator>(), true), "spmd::solvers: not a linear operator");
@@ -33,8 +35,17 @@ class KrylovBase {
   using value_type = typename vector_type::value_type;
   using execution_space = typename vector_type::execution_space;
 
-  KrylovBase(const char* name, const execution_space& exec, const Operator& A, const SolverOptions& opts)
-      : name_(name), exec_(exec), A_(A), progress_(name, opts), t_(A.make_vector(label("t"))) {
+  /// `M`: a preconditioner object (or none); SolverOptions::precond may then only be none.
+  /// Throws the same spmd::Error on every rank for bad options, Precond::jacobi on an operator
+  /// without diagonal(), or both kinds of preconditioner at once. Local.
+  KrylovBase(const char* name, const execution_space& exec, const Operator& A, const SolverOptions& opts,
+             Preconditioner<vector_type> M = {})
+      : name_(name), exec_(exec), A_(A), progress_(name, opts), M_(std::move(M)), t_(A.make_vector(label("t"))) {
+    check_options(name, opts);
+    if (M_ && opts.precond != Precond::none)
+      throw Error(spmd::impl::str("spmd::solvers::", name, ": both SolverOptions::precond (", to_string(opts.precond),
+                                  ") and a preconditioner object (", M_.describe(), ") were given; give one"),
+                  true);
     if (opts.precond == Precond::jacobi) {
       if constexpr (!has_diagonal_v<Operator>)
         throw Error(spmd::impl::str("spmd::solvers::", name,
@@ -43,16 +54,22 @@ class KrylovBase {
                     true);
       dinv_ = A.make_vector(label("dinv"));
     }
-    check_options(name, opts);
   }
 
-  /// The options' checks (a collective spmd::Error when they are negative). Local.
+  /// The options' checks (a collective spmd::Error when they are out of range). Local.
   static void check_options(const char* name, const SolverOptions& opts) {
     if (opts.max_iters < 0 || !(opts.rtol >= 0) || !(opts.atol >= 0) || !(opts.residual_slack >= 0) ||
         opts.replace_every < 0)
       throw Error(spmd::impl::str("spmd::solvers::", name, ": max_iters (", opts.max_iters, "), rtol (", opts.rtol,
                                   "), atol (", opts.atol, "), residual_slack (", opts.residual_slack,
                                   ") and replace_every (", opts.replace_every, ") must not be negative"),
+                  true);
+    if (opts.restart < 1)
+      throw Error(spmd::impl::str("spmd::solvers::", name, ": restart (", opts.restart, ") must be at least 1"), true);
+    if (opts.precond != Precond::none && opts.precond != Precond::jacobi)
+      throw Error(spmd::impl::str("spmd::solvers::", name, ": SolverOptions::precond is ", to_string(opts.precond),
+                                  "; it takes none or jacobi (give other preconditioners as a Preconditioner object, "
+                                  "e.g. spmd::solvers::chebyshev(A))"),
                   true);
   }
 
@@ -70,10 +87,41 @@ class KrylovBase {
   bool done() const { return progress_.stopped(); }
   int iteration() const { return it_; }
   const SolverOptions& options() const { return progress_.options(); }
+  /// The preconditioner's kind (SolverOptions::precond, or the object's). Local.
+  Precond precond() const { return M_ ? M_.kind() : progress_.options().precond; }
+  /// The preconditioner object (empty with SolverOptions::precond). Local.
+  const Preconditioner<vector_type>& preconditioner() const { return M_; }
 
  protected:
   std::string label(const char* v) const { return spmd::impl::str("spmd::solvers::", name_, "::", v); }
+  /// The fused Jacobi preconditioner of SolverOptions::precond.
   bool jacobi() const { return progress_.options().precond == Precond::jacobi; }
+  /// A preconditioner object.
+  bool general() const { return static_cast<bool>(M_); }
+  /// Any preconditioner.
+  bool preconditioned() const { return jacobi() || general(); }
+  /// The vector the operator is applied to for direction v: z = M^-1 v (Jacobi or the
+  /// preconditioner object) and z returned, or v itself without a preconditioner. Collective
+  /// (as the preconditioner).
+  const vector_type& precondition(const vector_type& v, const vector_type& z) const {
+    if (jacobi())
+      for_points(exec_, "spmd::solvers::jacobi", z,
+                 Multiply<Acc<vector_type>, value_type>{z.owned_access(), dinv_.owned_access(), v.owned_access()});
+    else if (general())
+      M_.apply(exec_, v, z);
+    else
+      return v;
+    return z;
+  }
+  /// CG and pipelined CG need a symmetric positive definite preconditioner: a collective
+  /// spmd::Error when the object says it is not. Local.
+  void require_symmetric_preconditioner() const {
+    if (M_ && !M_.symmetric())
+      throw Error(spmd::impl::str("spmd::solvers::", name_, ": the preconditioner (", M_.describe(),
+                                  ") is not symmetric positive definite, which ", name_,
+                                  " needs: use gmres, fgmres or bicgstab"),
+                  true);
+  }
 
   /// Bind b and x (checked against the operator's vectors, `like`) and compute the Jacobi
   /// diagonal. `error`: a problem the caller found before (a saved state that does not fit),
@@ -94,18 +142,8 @@ class KrylovBase {
     x_ = spmd::impl::share(x);
     rank_ = like.comm().rank();
     progress_.set_comm_rank(rank_);
-    if constexpr (has_diagonal_v<Operator>) {
-      if (jacobi()) {
-        impl::diagonal_on(exec_, A_, dinv_);
-        const auto bad = sum_points<1>(exec_, "spmd::solvers::jacobi_invert", dinv_,
-                                       Invert<Acc<vector_type>, value_type>{dinv_.owned_access()});
-        const double nbad = like.comm().allreduce(static_cast<double>(bad.v[0]), spmd::Op::sum);
-        if (nbad > 0)
-          throw Error(
-              spmd::impl::str(fn, ": Jacobi: the operator's diagonal has ", nbad, " zero, NaN or infinite entries"),
-              true);
-      }
-    }
+    if constexpr (has_diagonal_v<Operator>)
+      if (jacobi()) inverse_diagonal(exec_, A_, dinv_, fn);
   }
 
   /// The kernel-side view of the Jacobi inverse diagonal (any vector when not preconditioned;
@@ -142,9 +180,9 @@ class KrylovBase {
   }
   /// Check a saved state's solver and preconditioner against this solver. Local.
   void check_state(const char* fn, const SolverState<vector_type>& s) const {
-    if (s.solver != name_ || s.precond != progress_.options().precond)
+    if (s.solver != name_ || s.precond != precond())
       throw Error(spmd::impl::str(fn, ": the saved state is of ", s.solver, " with precond ", to_string(s.precond),
-                                  ", this solver is ", name_, " with precond ", to_string(progress_.options().precond)),
+                                  ", this solver is ", name_, " with precond ", to_string(precond())),
                   true);
     if (s.iteration < 0 || s.iteration > progress_.options().max_iters)
       throw Error(spmd::impl::str(fn, ": the saved state is at iteration ", s.iteration, ", outside 0..max_iters (",
@@ -198,7 +236,12 @@ class KrylovBase {
   /// iteration with the same reason: the decision is made from reduced numbers).
   bool stop(Reason reason, double rnorm, std::string detail = {}) {
     request_.wait();
-    const double tr = reason == Reason::zero_rhs ? 0.0 : static_cast<Derived&>(*this).true_residual();
+    return stop_at(reason, rnorm,
+                   reason == Reason::zero_rhs ? 0.0 : static_cast<Derived&>(*this).true_residual(), std::move(detail));
+  }
+  /// stop() with the true residual ||b - A x|| already known (`tr`, of the current x). Collective.
+  bool stop_at(Reason reason, double rnorm, double tr, std::string detail = {}) {
+    request_.wait();
     if (reason == Reason::converged_rtol || reason == Reason::converged_atol) {
       const Reason v = progress_.verdict(tr);
       if (v == Reason::none) {
@@ -226,12 +269,25 @@ class KrylovBase {
   execution_space exec_;
   const Operator& A_;
   Progress progress_;
+  Preconditioner<vector_type> M_;  // a preconditioner object (empty: none, or the fused Jacobi)
   vector_type t_;  // x with the operator's halo (the true residual, residual replacement)
   vector_type b_, x_, dinv_;
   int it_ = 0;
   int rank_ = 0;
   Request request_;  // a nonblocking all-reduce in flight (pipelined CG)
 };
+
+/// Construct a Solver for A (with preconditioner M, possibly none) on `exec` and solve A x = b:
+/// what the free functions cg(), gmres(), ... do. The options are checked first with the same
+/// verdict on every rank. Collective.
+template <class Solver, class Operator>
+SolveResult solve_with(const char* name, const typename Operator::vector_type::execution_space& exec,
+                       const Operator& A, const typename Operator::vector_type& b,
+                       const typename Operator::vector_type& x,
+                       const Preconditioner<typename Operator::vector_type>& M, const SolverOptions& opts) {
+  spmd::impl::agree(b.comm(), [&] { Solver::check_options(name, opts); });
+  return Solver(exec, A, M, opts).solve(b, x);
+}
 
 }  // namespace impl
 
