@@ -405,7 +405,9 @@ struct TiledAssign {
   bool phase2;
 
   /// Bytes of team scratch (the ring).
-  std::size_t ring_bytes() const { return static_cast<std::size_t>((step + lag) * width) * sizeof(T); }
+  KOKKOS_INLINE_FUNCTION std::size_t ring_bytes() const {
+    return static_cast<std::size_t>((step + lag) * width) * sizeof(T);
+  }
   /// Edge values one tile keeps: its first and last lag rows whole, the first and last creach
   /// columns of the rows between.
   static index_t edge_values(const index_t lag, const index_t creach, const index_t band, const index_t width) {
@@ -428,7 +430,10 @@ struct TiledAssign {
       return;
     }
     T* ring = static_cast<T*>(team.team_scratch(0).get_shmem(ring_bytes()));
+    // Row r of the band keeps its value in ring slot (r - b0) modulo (step + lag), kept by
+    // additions (a GPU divides 64-bit integers in software).
     const index_t slots = step + lag;
+    index_t sj = 0;  // the slot of row j
     for (index_t j = b0; j < b1; j += step) {
       for (index_t i = c0 + t0; i < c1; i += ts) {
         const auto in = src.template line<0, false>(point(j, i));
@@ -438,21 +443,28 @@ struct TiledAssign {
         for (int u = 0; u < step; ++u) {
           if (j + u >= b1) continue;
           const index_t e = edge_slot(j + u, i, b0, b1, c0, c1);
+          const index_t su = sj + u < slots ? sj + u : sj + u - slots;
           if (e >= 0)
             my_edge[e] = v[u];
           else
-            ring[((j + u) % slots) * width + (i - c0)] = v[u];
+            ring[su * width + (i - c0)] = v[u];
         }
       }
       team.team_barrier();  // rows up to j + step - 1 evaluated by every thread of the tile
-      const index_t r0 = j - lag > b0 ? j - lag : b0;
-      const index_t r1 = j + step - lag < b1 - lag ? j + step - lag : b1 - lag;
+      // Rows j - lag to j + step - 1 - lag: no row still to come reads them (the band's first and
+      // last lag rows and the edge columns wait for phase 2).
       for (index_t i = c0 + t0; i < c1; i += ts) {
-        if (i < c0 + creach || i >= c1 - creach) continue;  // an edge column: phase 2
+        if (i < c0 + creach || i >= c1 - creach) continue;
         const auto out = dst.template line<0, false>(point(0, i));
-        for (index_t r = r0; r < r1; ++r)
-          if (r >= b0 + lag) out(r) = ring[(r % slots) * width + (i - c0)];
+        for (int u = 0; u < step; ++u) {
+          const index_t r = j - lag + u;
+          if (r < b0 + lag || r >= b1 - lag) continue;
+          index_t su = sj - lag + u;
+          su = su < 0 ? su + slots : (su >= slots ? su - slots : su);
+          out(r) = ring[su * width + (i - c0)];
+        }
       }
+      sj = sj + step < slots ? sj + step : sj + step - slots;
     }
   }
   KOKKOS_FORCEINLINE_FUNCTION static Kokkos::Array<index_t, 2> point(const index_t j, const index_t i) {
