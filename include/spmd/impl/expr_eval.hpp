@@ -519,10 +519,10 @@ bool launch_tiled(const Exec& exec, ExprState<T, Mem>& st, const DstDev<T, M>& d
     k.edge = st.lagged.data();
     const auto policy = Kokkos::TeamPolicy<Exec>(exec, static_cast<int>(bands * k.tiles), static_cast<int>(team))
                             .set_scratch_size(0, Kokkos::PerTeam(k.ring_bytes()));
-    Kokkos::parallel_for(label ? label : "spmd::expr::assign_tiled", policy, k);
+    Kokkos::parallel_for(kernel_label(label ? label : "spmd::expr::assign_tiled"), policy, k);
     if (need > 0) {
       k.phase2 = true;
-      Kokkos::parallel_for(label ? label : "spmd::expr::assign_tiled_edges", policy, k);
+      Kokkos::parallel_for(kernel_label(label ? label : "spmd::expr::assign_tiled_edges"), policy, k);
     }
     return true;
   }

@@ -42,6 +42,7 @@
 
 #include <array>
 #include <cstddef>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -217,6 +218,16 @@ KOKKOS_FORCEINLINE_FUNCTION Kokkos::Array<index_t, M> row_of_point(const Kokkos:
 template <class Exec>
 using ItemPolicy = Kokkos::RangePolicy<Exec, Kokkos::IndexType<index_t>>;
 
+/// `label` as the std::string Kokkos' parallel_for and parallel_reduce take, kept from the last
+/// call on this thread: a repeated label costs a comparison instead of a heap allocation and a
+/// free per launch (the library's labels are longer than std::string's small-string buffer).
+/// Valid until the next call on this thread. Local.
+inline const std::string& kernel_label(const char* label) {
+  thread_local std::string last;
+  if (last != label) last = label;
+  return last;
+}
+
 // ---- loops ---------------------------------------------------------------------------------------
 
 template <int M, class Body>
@@ -282,7 +293,7 @@ template <class Exec, int M, class Body>
 void for_box(const Exec& exec, const char* label, const BoxItems<M>& items, const Body& body) {
   const index_t n = items.count();
   if (n == 0) return;
-  Kokkos::parallel_for(label, ItemPolicy<Exec>(exec, 0, n), ForItems<M, Body>{body, items});
+  Kokkos::parallel_for(kernel_label(label), ItemPolicy<Exec>(exec, 0, n), ForItems<M, Body>{body, items});
 }
 
 // ---- reductions ----------------------------------------------------------------------------------
@@ -416,7 +427,8 @@ typename R::value_type reduce_box(const Exec& exec, const char* label, const Box
   R::init(result);
   const index_t n = items.count();
   if (n == 0) return result;
-  Kokkos::parallel_reduce(label, ItemPolicy<Exec>(exec, 0, n), ReduceItems<M, Body, R>{body, items}, result);
+  Kokkos::parallel_reduce(kernel_label(label), ItemPolicy<Exec>(exec, 0, n), ReduceItems<M, Body, R>{body, items},
+                          result);
   return result;
 }
 
