@@ -200,6 +200,11 @@ struct AssignRows {
     const auto out = dst.template line<A, false>(k);
     const auto in = src.template line<A, false>(k);
     point_value v[P] = {};
+    if (c == P) {  // a whole item: straight-line code, every load issued before the first use
+      for (int u = 0; u < P; ++u) v[u] = static_cast<point_value>(in(u));
+      for (int u = 0; u < P; ++u) out(u) = v[u];
+      return;
+    }
     for (int u = 0; u < P; ++u)
       if (u < c) v[u] = static_cast<point_value>(in(u));
     for (int u = 0; u < P; ++u)
@@ -225,6 +230,10 @@ struct ReduceRows {
   template <int P>
   KOKKOS_FORCEINLINE_FUNCTION void column(const Kokkos::Array<index_t, M>& k, const int c, Acc& acc) const {
     const auto in = src.template line<(M >= 2 ? M - 2 : 0), false>(k);
+    if (c == P) {  // a whole item: straight-line code
+      for (int u = 0; u < P; ++u) add(acc, in, u);
+      return;
+    }
     for (int u = 0; u < P; ++u)
       if (u < c) add(acc, in, u);
   }
@@ -438,8 +447,12 @@ struct TiledAssign {
       for (index_t i = c0 + t0; i < c1; i += ts) {
         const auto in = src.template line<0, false>(point(j, i));
         T v[step] = {};
-        for (int u = 0; u < step; ++u)
-          if (j + u < b1) v[u] = static_cast<T>(in(u));
+        if (j + step <= b1) {  // whole steps: straight-line loads
+          for (int u = 0; u < step; ++u) v[u] = static_cast<T>(in(u));
+        } else {
+          for (int u = 0; u < step; ++u)
+            if (j + u < b1) v[u] = static_cast<T>(in(u));
+        }
         for (int u = 0; u < step; ++u) {
           if (j + u >= b1) continue;
           const index_t e = edge_slot(j + u, i, b0, b1, c0, c1);

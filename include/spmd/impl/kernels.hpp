@@ -277,10 +277,17 @@ struct ForItems {
       body.template column<P>(k, c);
     } else if constexpr (TwoPhase<Body>::value) {
       typename Body::point_value v[P] = {};
+      if (c == P) {  // a whole item: straight-line code, every load issued before the first use
+        for (int u = 0; u < P; ++u) v[u] = body.eval(row_of_point(k, u), i);
+        for (int u = 0; u < P; ++u) body.store(row_of_point(k, u), i, v[u]);
+        return;
+      }
       for (int u = 0; u < P; ++u)
         if (u < c) v[u] = body.eval(row_of_point(k, u), i);
       for (int u = 0; u < P; ++u)
         if (u < c) body.store(row_of_point(k, u), i, v[u]);
+    } else if (c == P) {
+      for (int u = 0; u < P; ++u) body(row_of_point(k, u), i, i + 1);
     } else {
       for (int u = 0; u < P; ++u)
         if (u < c) body(row_of_point(k, u), i, i + 1);
@@ -413,6 +420,10 @@ struct ReduceItems {
       body.template column<P>(k, c, acc);
     } else {
       const index_t i = k[M - 1];
+      if (c == P) {  // a whole item: straight-line code
+        for (int u = 0; u < P; ++u) body(row_of_point(k, u), i, i + 1, acc);
+        return;
+      }
       for (int u = 0; u < P; ++u)
         if (u < c) body(row_of_point(k, u), i, i + 1, acc);
     }

@@ -93,6 +93,11 @@ struct LaplaceRows {
   KOKKOS_INLINE_FUNCTION void column(const Kokkos::Array<index_t, N>& k, const int c) const {
     const index_t off = at(k, k[N - 1]), s = stride[N >= 2 ? N - 2 : 0];
     T v[P] = {};
+    if (c == P) {  // a whole item: straight-line code, every load issued before the first use
+      for (int u = 0; u < P; ++u) v[u] = eval_at(x + off + u * s);
+      for (int u = 0; u < P; ++u) y[off + u * s] = v[u];
+      return;
+    }
     for (int u = 0; u < P; ++u)
       if (u < c) v[u] = eval_at(x + off + u * s);
     for (int u = 0; u < P; ++u)

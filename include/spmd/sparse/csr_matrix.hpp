@@ -247,11 +247,9 @@ class CsrMatrix {
     if (storage_.rows == 0) return;
     const spmd::impl::Region region("spmd::sparse::spmv_local");
     if (storage_.sliced && storage_.chunk == impl::sell_device_height) {
-      Kokkos::parallel_for(
-          "spmd::sparse::CsrMatrix::spmv_sell_rows",
-          Kokkos::RangePolicy<execution_space>(exec, 0, static_cast<int>(storage_.rows)),
-          impl::SellRows<T, M, impl::sell_device_height>{sell_.chunk_ptr, sell_.col, sell_.val, spmd::impl::vec(x),
-                                                         spmd::impl::vec(y), alpha, beta});
+      Kokkos::parallel_for("spmd::sparse::CsrMatrix::spmv_sell_rows",
+                           Kokkos::RangePolicy<execution_space>(exec, 0, static_cast<int>(storage_.rows)),
+                           impl::SellRows<T, M, impl::sell_device_height>{sell_operands(alpha, x, beta, y)});
       return;
     }
     if constexpr (host_kernels) {
@@ -270,8 +268,12 @@ class CsrMatrix {
                     const vector_type& y) const {
     Kokkos::parallel_for("spmd::sparse::CsrMatrix::spmv_sell",
                          Kokkos::RangePolicy<execution_space>(exec, 0, static_cast<int>(storage_.chunks)),
-                         impl::SellProduct<T, M, C>{sell_.chunk_ptr, sell_.col, sell_.val, spmd::impl::vec(x),
-                                                    spmd::impl::vec(y), alpha, beta, static_cast<int>(storage_.rows)});
+                         impl::SellProduct<T, M, C>{sell_operands(alpha, x, beta, y), static_cast<int>(storage_.rows)});
+  }
+  /// The SELL kernels' operands for y = alpha A_diag x + beta y. Local.
+  impl::SellOperands<T, M> sell_operands(const T& alpha, const vector_type& x, const T& beta,
+                                         const vector_type& y) const {
+    return {sell_.chunk_ptr, sell_.col, sell_.val, spmd::impl::vec(x), spmd::impl::vec(y), alpha, beta};
   }
   /// The CSR form of the SELL-stored diagonal block (a new copy). Local.
   local_matrix_type sliced_to_csr() const {
