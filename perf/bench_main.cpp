@@ -136,6 +136,18 @@ int main(int argc, char** argv) {
     spmd::testing::knobs().multi_points = std::strtoll(m, nullptr, 10);
     benchmark::AddCustomContext("multi_points", m);
   }
+  // SPMD_BENCH_COLUMN_MIN=N: rows of at least N points take the device column form (a huge N:
+  // the strided form of several points per item instead), for the same kind of A/B.
+  if (const char* m = std::getenv("SPMD_BENCH_COLUMN_MIN")) {
+    spmd::testing::knobs().column_min = std::strtoll(m, nullptr, 10);
+    benchmark::AddCustomContext("column_min", m);
+  }
+  // SPMD_BENCH_UNTILED_ALIAS=1: an aliased in-place update on a device takes the buffered form
+  // (evaluate into a temporary, copy back) instead of the one-pass tiled form.
+  if (const char* m = std::getenv("SPMD_BENCH_UNTILED_ALIAS")) {
+    spmd::testing::knobs().untiled_alias = std::strtoll(m, nullptr, 10) != 0;
+    benchmark::AddCustomContext("untiled_alias", m);
+  }
 
   if (root) {
     benchmark::RunSpecifiedBenchmarks();

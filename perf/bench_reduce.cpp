@@ -1,6 +1,10 @@
 // Collective reductions on 1-D arrays of n doubles in total (split over the ranks):
 //   BM_dot (spmd::dot), BM_norm2 (spmd::norm2), BM_sum (spmd::sum), n = 2^10, 2^12, ..., 2^26,
-//   and BM_sum_view, the same sum written directly in Kokkos + MPI, as a baseline.
+//   and BM_sum_view, the same sum written directly in Kokkos + MPI, as a baseline;
+//   BM_norm2_expr, norm2(a - b): an expression (16 B per element), the CG residual's form.
+// On side x side arrays with a halo of 1 (rows not contiguous in memory: the stencil and CG
+// vectors' layout), side 1024 and 2048 (a GPU: 8192, 2^26 points):
+//   BM_sum_2d (the whole array), BM_sum_2d_view (its interior view [1:-1, 1:-1]), BM_dot_2d.
 // Each is one local Kokkos parallel_reduce plus one MPI_Allreduce of a double, so small n
 // measures latency (kernel launch + allreduce) and large n measures bandwidth.
 // Byte model: 8 bytes per element per input array read (dot 16 B, norm2 8 B, sum 8 B per element).
@@ -13,6 +17,8 @@
 
 #include "bench_main.hpp"
 #include "spmd/array.hpp"
+#include "spmd/creation.hpp"
+#include "spmd/expr.hpp"
 #include "spmd/reduce.hpp"
 
 namespace {
@@ -85,6 +91,60 @@ void BM_sum_view(benchmark::State& state) {
       kB * static_cast<double>(n));
 }
 
+void BM_norm2_expr(benchmark::State& state) {
+  const auto dist = make_dist(state);
+  const auto a = spmd::full<double>(dist, kB, spmd::label("spmd::perf::reduce::a"));
+  const auto b = spmd::full<double>(dist, kA, spmd::label("spmd::perf::reduce::b"));
+  run_reduce(
+      state, 2, [&] { return spmd::norm2(a - b); }, (kB - kA) * std::sqrt(static_cast<double>(dist.size())));
+}
+
+/// A side x side array with a halo of 1, filled with `v` (halo included).
+spmd::Array<double, 2> grid(benchmark::State& state, double v) {
+  const spmd::index_t side = state.range(0);
+  return spmd::full<double>(spmd::Distribution<2>(spmd::perf::world(), spmd::Index<2>{side, side}, spmd::halo(1)), v,
+                            spmd::label("spmd::perf::reduce::grid"));
+}
+
+/// run_reduce over side^2 (or (side - 2)^2 for the interior) points: its GB/s and elements
+/// counters are per point.
+template <class Call>
+void run_reduce_2d(benchmark::State& state, int inputs, bool interior, Call&& call, double per_point) {
+  const spmd::index_t side = state.range(0) - (interior ? 2 : 0);
+  const double points = static_cast<double>(side) * static_cast<double>(side);
+  run_reduce(state, inputs, call, per_point * points);
+  const double scale = points / static_cast<double>(state.range(0));  // run_reduce counted range(0)
+  state.counters["GB/s"] = state.counters["GB/s"] * scale;
+  state.counters["elements"] = points;
+}
+
+void BM_sum_2d(benchmark::State& state) {
+  const auto u = grid(state, kB);
+  run_reduce_2d(
+      state, 1, false, [&] { return spmd::sum(u); }, kB);
+}
+
+void BM_sum_2d_view(benchmark::State& state) {
+  const auto u = grid(state, kB);
+  using spmd::slice;
+  const auto inner = u(slice(1, -1), slice(1, -1));
+  run_reduce_2d(
+      state, 1, true, [&] { return spmd::sum(inner); }, kB);
+}
+
+void BM_dot_2d(benchmark::State& state) {
+  const auto u = grid(state, kA), v = grid(state, kB);
+  run_reduce_2d(
+      state, 2, false, [&] { return spmd::dot(u, v); }, kA * kB);
+}
+
+void grid_sizes(benchmark::internal::Benchmark* b) {
+  const bool device = !spmd::impl::host_accessible<Kokkos::DefaultExecutionSpace::memory_space>();
+  for (std::int64_t side : {1024, 2048, 8192})
+    if (device ? side != 2048 : side != 8192) b->Arg(side);
+  b->ArgName("side")->UseManualTime()->Unit(benchmark::kMicrosecond);
+}
+
 void reduce_sizes(benchmark::internal::Benchmark* b) {
   b->RangeMultiplier(4)->Range(std::int64_t(1) << 10, std::int64_t(1) << 26)->ArgName("n");
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
@@ -96,3 +156,7 @@ BENCHMARK(BM_dot)->Apply(reduce_sizes);
 BENCHMARK(BM_norm2)->Apply(reduce_sizes);
 BENCHMARK(BM_sum)->Apply(reduce_sizes);
 BENCHMARK(BM_sum_view)->Apply(reduce_sizes);
+BENCHMARK(BM_norm2_expr)->Apply(reduce_sizes);
+BENCHMARK(BM_sum_2d)->Apply(grid_sizes);
+BENCHMARK(BM_sum_2d_view)->Apply(grid_sizes);
+BENCHMARK(BM_dot_2d)->Apply(grid_sizes);

@@ -23,10 +23,15 @@
 //                    row, 4 B per chunk); padding = padding slots / nnz; sell = 1 where every
 //                    rank stores its diagonal block in SELL form.
 //   BM_spmv_local    the diagonal block's product alone on its CSR form by KokkosSparse::spmv
-//                    (kernel:0), by KokkosSparse::spmv with a static schedule (kernel:1), by a
-//                    plain scalar CSR loop (kernel:2), and the matrix's own product
-//                    (spmv_diagonal: the SELL kernel on host spaces, kernel:3), at the two
-//                    largest sizes: the CSR-to-SELL comparison within one run.
+//                    (kernel:0; with Kokkos Kernels >= 4.3 its default algorithm, which is the
+//                    vendor library where Kokkos Kernels was built with it: cuSPARSE on CUDA),
+//                    by KokkosSparse::spmv with a static schedule (kernel:1), by a plain scalar
+//                    CSR loop (kernel:2), the matrix's own product (spmv_diagonal: SELL chunks
+//                    per work item on host spaces, a row per thread in chunks of 32 rows on
+//                    devices, kernel:3), and with Kokkos Kernels >= 4.3 its native kernel with
+//                    the default schedule (SPMV_NATIVE, kernel:4) and the merge-path algorithm
+//                    (SPMV_MERGE_PATH, kernel:5), at the two largest sizes: every SpMV we could
+//                    run, compared within one run.
 // The matrix of the last size is kept between Google Benchmark's calls of one benchmark
 // (poisson_matrix.hpp).
 #include <Kokkos_Core.hpp>
@@ -176,13 +181,14 @@ struct CsrLoop {
   }
 };
 
-/// The diagonal block's local product alone, four ways, on its CSR form (diagonal_block(): a
-/// CSR copy where the matrix stores it in SELL form) or the matrix's own: variant 0:
-/// KokkosSparse::spmv (what spmv runs on device spaces and where SELL falls back); 1:
-/// KokkosSparse::spmv with Controls "schedule" = "static" (the default switches to a dynamic
+/// The diagonal block's local product alone, on its CSR form (diagonal_block(): a CSR copy
+/// where the matrix stores it in SELL form) or the matrix's own: variant 0: KokkosSparse::spmv
+/// (where SELL falls back; the vendor library where Kokkos Kernels >= 4.3 has it); 1:
+/// KokkosSparse::spmv with a static schedule (the native default switches to a dynamic
 /// schedule above 10M entries); 2: the plain CsrLoop; 3: CsrMatrix::spmv_diagonal (the SELL
-/// kernel on host spaces). GB/s: the byte model over the diagonal blocks of all ranks;
-/// moved_GB/s: the bytes of the format the variant reads (SELL padding included).
+/// kernels); 4 and 5 (Kokkos Kernels >= 4.3): the SPMV_NATIVE and SPMV_MERGE_PATH algorithms.
+/// GB/s: the byte model over the diagonal blocks of all ranks; moved_GB/s: the bytes of the
+/// format the variant reads (SELL padding included).
 void BM_spmv_local(benchmark::State& state) {
   SpmvRun r(state);
   const int variant = static_cast<int>(state.range(2));
@@ -196,7 +202,10 @@ void BM_spmv_local(benchmark::State& state) {
   Handle handle(KokkosSparse::SPMV_NATIVE);
   handle.force_static_schedule = true;
   auto spmv_static = [&] { KokkosSparse::spmv(&handle, "N", 1.0, D, xv, 0.0, yv); };
+  Handle native(KokkosSparse::SPMV_NATIVE), merge(KokkosSparse::SPMV_MERGE_PATH);
+  auto spmv_algorithm = [&](const int v) { KokkosSparse::spmv(v == 4 ? &native : &merge, "N", 1.0, D, xv, 0.0, yv); };
 #else
+  auto spmv_algorithm = [&](int) { KokkosSparse::spmv("N", 1.0, D, xv, 0.0, yv); };  // not registered
   KokkosKernels::Experimental::Controls controls;
   controls.setParameter("schedule", "static");
   auto spmv_static = [&] { KokkosSparse::spmv(controls, "N", 1.0, D, xv, 0.0, yv); };
@@ -211,8 +220,10 @@ void BM_spmv_local(benchmark::State& state) {
         spmv_static();
       else if (variant == 2)
         Kokkos::parallel_for("spmd::perf::sparse::csr_loop", Kokkos::RangePolicy<>(0, D.numRows()), loop);
-      else
+      else if (variant == 3)
         r.A.spmv_diagonal(1.0, r.x, 0.0, r.y);
+      else
+        spmv_algorithm(variant);
     });
   const auto bytes = diagonal_bytes(r.A);
   const double gbs = timer.rate(bytes[1]);
@@ -236,8 +247,13 @@ const bool registered = [] {
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond);
   }
+#if defined(KOKKOSKERNELS_VERSION) && KOKKOSKERNELS_VERSION >= 40300
+  const int variants = 6;
+#else
+  const int variants = 4;
+#endif
   for (const auto& s : {std::pair<int, std::int64_t>{2, 4096}, {3, 256}})
-    for (int variant : {0, 1, 2, 3})
+    for (int variant = 0; variant < variants; ++variant)
       benchmark::RegisterBenchmark("BM_spmv_local", BM_spmv_local)
           ->Args({s.first, s.second, variant})
           ->ArgNames({"dim", "n", "kernel"})

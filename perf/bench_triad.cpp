@@ -1,6 +1,8 @@
 // STREAM triad a = b + s * c over n doubles in total (split over the ranks), two ways in one
 // binary so their ratio is read from one run:
 //   BM_triad_array: spmd::transform on spmd::Array<double, 1> (no halo)
+//   BM_assign_expr: the same as an expression assignment, a(all) = b + s * c (at 1000 elements:
+//                   the latency of one fused assignment, everything on the host path included)
 //   BM_triad_view:  a plain Kokkos::parallel_for over Kokkos::View<double*> of the same
 //                   per-rank length
 //   BM_copy_view:   Kokkos::deep_copy of one such View into another (16 bytes per element):
@@ -15,6 +17,7 @@
 #include "bench_main.hpp"
 #include "spmd/algorithm.hpp"
 #include "spmd/array.hpp"
+#include "spmd/expr.hpp"
 #include "spmd/reduce.hpp"
 
 namespace {
@@ -47,6 +50,21 @@ void BM_triad_array(benchmark::State& state) {
   for (auto _ : state) timer([&] { spmd::transform(a, triad, b, c); });
 
   spmd::perf::check_all(state, spmd::sum(a) == 7.0 * static_cast<double>(n), "BM_triad_array: wrong result");
+  set_counters(state, timer, n, comm.allreduce(dist.owned().size(), spmd::Op::max));
+}
+
+void BM_assign_expr(benchmark::State& state) {
+  const spmd::Comm& comm = spmd::perf::world();
+  const spmd::index_t n = state.range(0);
+  const spmd::Distribution<1> dist(comm, spmd::Index<1>{n});
+  auto a = spmd::zeros<double>(dist, spmd::label("spmd::perf::triad::expr_a"));
+  const auto b = spmd::full<double>(dist, kB, spmd::label("spmd::perf::triad::expr_b"));
+  const auto c = spmd::full<double>(dist, kC, spmd::label("spmd::perf::triad::expr_c"));
+  const double s = kScalar;
+  auto dst = a(spmd::all);
+  spmd::perf::ManualTimer timer(state);
+  for (auto _ : state) timer([&] { dst = b + s * c; });
+  spmd::perf::check_all(state, spmd::sum(a) == 7.0 * static_cast<double>(n), "BM_assign_expr: wrong result");
   set_counters(state, timer, n, comm.allreduce(dist.owned().size(), spmd::Op::max));
 }
 
@@ -109,6 +127,11 @@ const bool registered = [] {
     if (e == 27 && !device) continue;
     const std::int64_t n = e == 0 ? 1000 : std::int64_t(1) << e;
     benchmark::RegisterBenchmark("BM_triad_array", BM_triad_array)
+        ->Arg(n)
+        ->ArgName("n")
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("BM_assign_expr", BM_assign_expr)
         ->Arg(n)
         ->ArgName("n")
         ->UseManualTime()

@@ -299,27 +299,35 @@ void stencil_in_place_and_double_buffered() {
   expect_array(u, r, "stencil in place (NumPy semantics)", 0.0);
   expect_array(fast, r, "stencil double-buffered", 0.0);
   // the in-place form buffers (cached: one buffer however many iterations), the fast path not
+  // (the lagged and the tiled forms keep a few rows per band or tile, the buffered form a
+  // temporary of the whole update)
   const auto& su = spmd::impl::expr_state(u);
-  if (!spmd::testing::knobs().buffered_alias && spmd::impl::host_accessible<spmd::DefaultMemorySpace>())
+  if (!spmd::testing::knobs().buffered_alias || !spmd::testing::knobs().untiled_alias) {
     EXPECT_GE(su.lagged.extent(0), c.owned().size() > 0 ? 1u : 0u);
-  else
+    EXPECT_EQ(su.scratch.extent(0), 0u);
+  } else {
     EXPECT_GE(su.scratch.extent(0), static_cast<std::size_t>(c.owned().size()));
+  }
   EXPECT_EQ(spmd::impl::expr_state(next).scratch.extent(0), 0u);
   EXPECT_EQ(spmd::impl::expr_state(fast).scratch.extent(0), 0u);
   EXPECT_NEAR(spmd::sum(u), std::accumulate(r.v.begin(), r.v.end(), 0.0), 1e-10);
 }
 
-/// Runs `f` with each way the host evaluates an update in place: lagged with one band per thread,
-/// lagged with 4 bands (band edges covered even with one thread), through a whole buffer with
-/// one work item per point (the device form of the kernels).
+/// Runs `f` with each way an update in place is evaluated: on the host lagged with one band per
+/// thread, lagged with 4 bands (band edges covered even with one thread); the device forms with
+/// one work item per point: 2-D boxes by tiles (3 bands, then 5, and the column form of the other
+/// kernels), and through a whole buffer.
 template <class F>
 void each_in_place_path(F f) {
   spmd::testing::KnobsGuard guard;
   auto& cfg = spmd::testing::knobs();
-  for (int mode = 0; mode < 3; ++mode) {
-    cfg.buffered_alias = mode == 2;
-    cfg.bands = mode == 1 ? 4 : 0;
-    cfg.point_items = mode == 2;
+  for (int mode = 0; mode < 5; ++mode) {
+    cfg.buffered_alias = mode >= 2;
+    cfg.bands = mode == 1 ? 4 : (mode == 3 ? 5 : 0);
+    cfg.point_items = mode >= 2;
+    cfg.multi_points = mode == 3 ? 1 : 0;
+    cfg.column_min = mode == 3 ? 1 : 0;
+    cfg.untiled_alias = mode == 4;
     f();
   }
 }
@@ -497,6 +505,20 @@ void aliasing_has_numpy_semantics() {
   for (std::size_t i = 0; i < x.size(); ++i) want[i] = x[i] * 0.5 + y[i] - z[i];
   wg({Arg::sl(2, -2), I, I}).set(want);
   expect_array(g, rg, "3-d in place", 0.0);
+  // a 2-d update in place reading 3 rows and 3 columns away, diagonals included (the device's
+  // tiled form: tile and band edges on every side)
+  auto [h, rh] = make<double, 2>(Distribution<2>(world(), {23, 37}, spmd::halo(3)),
+                                 [](const Index<2>& i) { return 1.0 + i[0] + 0.01 * i[1]; });
+  h.exchange_halo();
+  h(slice(2, -3), slice(3, -3)) = h(slice(0, -5), slice(6, none)) * 0.5 + h(slice(5, none), slice(0, -6)) -
+                                  h(slice(3, -2), slice(2, -4)) * h(slice(2, -3), slice(3, -3));
+  const auto wh = ref::View::whole(rh);
+  const Vec h1 = wh({Arg::sl(0, -5), Arg::sl(6, None)}).get(), h2 = wh({Arg::sl(5, None), Arg::sl(0, -6)}).get(),
+            h3 = wh({Arg::sl(3, -2), Arg::sl(2, -4)}).get(), h4 = wh({Arg::sl(2, -3), Arg::sl(3, -3)}).get();
+  Vec hw(h1.size());
+  for (std::size_t i = 0; i < h1.size(); ++i) hw[i] = h1[i] * 0.5 + h2[i] - h3[i] * h4[i];
+  wh({Arg::sl(2, -3), Arg::sl(3, -3)}).set(hw);
+  expect_array(h, rh, "2-d in place, reach 3 x 3", 0.0);
 }
 }  // namespace
 
@@ -605,6 +627,11 @@ TEST(Expr, DeviceFormOfTheKernels) {
   three_and_four_dimensions();
   // several points per work item (a GPU's form for large boxes), on every box however small
   spmd::testing::knobs().multi_points = 1;
+  halo_reads_after_exchange();
+  reductions();
+  three_and_four_dimensions();
+  // the column form (a GPU's form for large boxes of rows at least a warp wide), on every box
+  spmd::testing::knobs().column_min = 1;
   halo_reads_after_exchange();
   reductions();
   three_and_four_dimensions();

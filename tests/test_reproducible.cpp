@@ -285,9 +285,11 @@ TEST(Reproducible, EveryProcessGridAndWorkItemForm) {
       xv.push_back(x[static_cast<std::size_t>(i * 41 + j)]);
       yv.push_back(y[static_cast<std::size_t>(i * 41 + j)]);
     }
-  for (int form = 0; form < 2; ++form) {
+  for (int form = 0; form < 3; ++form) {  // rows; points; columns (the GPU's forms)
     spmd::testing::KnobsGuard guard;
-    spmd::testing::knobs().point_items = form == 1;
+    spmd::testing::knobs().point_items = form >= 1;
+    spmd::testing::knobs().multi_points = form == 2 ? 1 : 0;
+    spmd::testing::knobs().column_min = form == 2 ? 1 : 0;
     for (int g = 0; g < 3; ++g) {
       auto a = g == 0   ? from_host<2>(world(), shape, x, {p, 1})
                : g == 1 ? from_host<2>(world(), shape, x, {1, p})

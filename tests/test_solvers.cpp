@@ -263,11 +263,25 @@ TEST(Solvers, LaplacianDeviceFormsOfTheKernels) {
   // the GPU's forms on the host: one point per work item, then several (every box)
   spmd::testing::KnobsGuard guard;
   spmd::testing::knobs().point_items = true;
-  for (const spmd::index_t multi : {0, 1}) {
-    spmd::testing::knobs().multi_points = multi;
+  for (const int form : {0, 1, 2}) {  // one point per item, several strided, columns
+    spmd::testing::knobs().multi_points = form > 0 ? 1 : 0;
+    spmd::testing::knobs().column_min = form == 2 ? 1 : 0;
     check_apply<2>({13, 9}, {0, 0}, sv::Exchange::overlapped);
     check_apply<3>({7, 6, 5}, {0, 0, 0}, sv::Exchange::blocking);
     check_apply<1>({11}, {0}, sv::Exchange::overlapped);
+  }
+}
+
+TEST(Solvers, CgDeviceFormsOfTheKernels) {
+  // CG's vector kernels and sums in the GPU's forms on the host: several points per item, strided
+  // and in columns (every box)
+  spmd::testing::KnobsGuard guard;
+  spmd::testing::knobs().point_items = true;
+  spmd::testing::knobs().multi_points = 1;
+  for (const spmd::index_t column_min : {1000000, 1}) {
+    spmd::testing::knobs().column_min = column_min;
+    check_known_solution<2>({20, 13}, {0, 0});
+    check_known_solution<3>({6, 7, 5}, {0, 0, 0});
   }
 }
 

@@ -36,10 +36,13 @@ using spmd::testing::sentinel;
 using spmd::testing::world;
 
 namespace {
-/// True where CsrMatrix runs on a host execution space (there it may store SELL; on devices CSR).
-constexpr bool host_kernels() {
+/// True where CsrMatrix takes its host forms (a host execution space, unless the testing knob
+/// point_items asks for the device forms): SELL chunks of sell_heights rows; else chunks of
+/// sell_device_height rows (a row per thread).
+bool host_kernels() {
   return spmd::impl::host_accessible<spmd::DefaultMemorySpace>() &&
-         spmd::impl::host_accessible<Kokkos::DefaultExecutionSpace::memory_space>();
+         spmd::impl::host_accessible<Kokkos::DefaultExecutionSpace::memory_space>() &&
+         !spmd::testing::knobs().point_items;
 }
 }  // namespace
 
@@ -333,8 +336,9 @@ spmd::sparse::BlockStorage expected_storage(const Csr& a, const CsrMatrix<double
   s.rows = hi - lo;
   for (const index_t l : len) s.entries += l;
   s.slots = s.entries;
-  for (const int C : spmd::sparse::impl::sell_heights) {
-    if (!host_kernels()) break;  // devices: always CSR
+  std::vector<int> heights(std::begin(spmd::sparse::impl::sell_heights), std::end(spmd::sparse::impl::sell_heights));
+  if (!host_kernels()) heights = {spmd::sparse::impl::sell_device_height};
+  for (const int C : heights) {
     index_t slots = 0;
     for (std::size_t c = 0; c < len.size(); c += C)
       slots += C * *std::max_element(len.begin() + c, len.begin() + std::min(len.size(), c + C));
@@ -374,7 +378,10 @@ void check_diagonal_block(const CsrMatrix<double>& A, const Csr& a, const std::s
 
 }  // namespace
 
-TEST(Sparse, SellForm) {
+namespace {
+/// Returns how many (case, rank) pairs stored the block in SELL form.
+int sell_form() {
+  int stored_sell = 0;
   // 803 = 16 * 50 + 3 rows: at 1 to 4 ranks no rank's row count is a multiple of a chunk height.
   // The cases and the chunk height they get at one rank (other rank counts shift the rows
   // against the chunks: the storage is checked against the reference there):
@@ -383,8 +390,8 @@ TEST(Sparse, SellForm) {
   //   blocks4   4
   //   mixed     CSR at one rank; SELL on the ranks before row m/2, CSR from it on
   //   wide      CSR on every rank: the fallback
-  // On devices (host_kernels() false) every rank stores CSR; the products are checked
-  // the same way.
+  // In the device forms (host_kernels() false: chunks of 32 rows) the storage is checked against
+  // the reference alone; the products are checked the same way.
   const index_t m = 803;
   struct Case {
     const char* name;
@@ -403,12 +410,15 @@ TEST(Sparse, SellForm) {
                       got.entries == want.entries && got.slots == want.slots && got.chunks == want.chunks;
     spmd::testing::expect_all(same, (what + ": diagonal_storage()").c_str());
     const bool host = host_kernels();
-    EXPECT_EQ(got.chunk, !host ? 1 : world().size() == 1 ? c.chunk : want.chunk) << what;
+    EXPECT_EQ(got.chunk, !host ? (want.sliced ? want.chunk : 1) : world().size() == 1 ? c.chunk : want.chunk) << what;
     // Both forms are exercised at every rank count (on host spaces): the ranks that store SELL.
     const int sliced = world().allreduce(got.sliced ? 1 : 0, spmd::Op::sum);
+    stored_sell += sliced;
     const int p = world().size();
     const int want_sliced = c.wide_from == 0 ? 0 : c.wide_from == m / 2 ? p / 2 : c.block == 0 ? p : sliced;
-    EXPECT_EQ(sliced, host ? want_sliced : 0) << what;
+    if (host) {
+      EXPECT_EQ(sliced, want_sliced) << what;
+    }
     check_matrix(A, ref, 1.0, 0.0, 0, 0, what + " apply");
     check_matrix(A, ref, -2.0, 0.5, 1, 2, what + " alpha -2, beta 0.5");
     check_matrix(A, ref, 0.75, 0.0, 0, 0, what + " alpha 0.75, beta 0");
@@ -429,6 +439,19 @@ TEST(Sparse, SellForm) {
                  what + ": alpha 0 with NaN in x");
     check_diagonal_block(A, ref, what);
   }
+  return stored_sell;
+}
+}  // namespace
+
+TEST(Sparse, SellForm) {
+  sell_form();
+}
+
+TEST(Sparse, SellFormOfDevices) {
+  // the device form (chunks of a warp's rows, a row per work item) on the host
+  spmd::testing::KnobsGuard guard;
+  spmd::testing::knobs().point_items = true;
+  EXPECT_GT(sell_form(), 0) << "no case exercised the device's SELL kernel";
 }
 
 // ---- Matrix Market -------------------------------------------------------------------------------

@@ -66,7 +66,7 @@ struct ExactRows {
   /// The small accumulator (every space).
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Kokkos::Array<index_t, M>& k, const index_t lo, const index_t hi,
                                               ExactSums<1>& acc) const {
-    const auto in = src.template row<Contig>(k);
+    const auto in = row_at<Contig>(src, k);
     // In blocks whose deposits fit the accumulator's budget: one check per block, not per value.
     constexpr index_t per = F == ExactMap::value ? 1 : 2;  // deposits per element
     constexpr index_t block = exact_budget / per;
@@ -90,7 +90,7 @@ struct ExactRows {
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Kokkos::Array<index_t, M>& k, const index_t lo, const index_t hi,
                                               ExactHostSum& acc) const {
 #if !defined(__CUDA_ARCH__)
-    const auto in = src.template row<Contig>(k);
+    const auto in = row_at<Contig>(src, k);
     if constexpr (F == ExactMap::value) {
       for (index_t i = lo; i < hi; ++i) exact_large_add(acc, static_cast<double>(in(i)));
     } else {

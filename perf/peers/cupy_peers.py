@@ -12,6 +12,9 @@ Measures (each the median of --repeat timed runs; device time between CUDA event
               inplace    NumPy semantics in place: the fused kernel into a temporary, then
                          center[...] = temporary (the copy back)
   stencil3d the 3-D 7-point update hand-fused into a second grid, then swap
+  reduce    sums to a device scalar at 2^26 doubles (bench_reduce's sizes): x.sum(), cp.dot(x, y),
+            cp.linalg.norm(x), cp.linalg.norm(x - y), and over an 8192^2 grid u.sum() and its
+            interior view u[1:-1, 1:-1].sum(); GB/s counts each input read once
   cfd       CFD Python step 12 (perf/peers/numpy_cfd.py) run on CuPy: grid-point-steps per second
   cg        cupyx.scipy.sparse.linalg.cg on the 2-D 5-point Poisson CSR matrix: ms per iteration,
             from the difference of two iteration counts (the set-up cancels)
@@ -156,6 +159,30 @@ def stencil3d(side, reps, iters=10):
     return {"side": side, "points/s": rate, "GB/s": rate * 16e-9}
 
 
+def reductions(reps):
+    n = 1 << 26
+    x, y = cp.full(n, 2.0), cp.ones(n)
+    side = 8192
+    u = cp.full((side, side), 2.0)
+    inner = u[1:-1, 1:-1]
+    forms = {
+        "sum": (lambda: x.sum(), 8.0 * n),
+        "dot": (lambda: cp.dot(x, y), 16.0 * n),
+        "norm2": (lambda: cp.linalg.norm(x), 8.0 * n),
+        "norm2_expr": (lambda: cp.linalg.norm(x - y), 16.0 * n),
+        "sum_2d": (lambda: u.sum(), 8.0 * side * side),
+        "sum_2d_view": (lambda: inner.sum(), 8.0 * (side - 2) ** 2),
+    }
+    out = {"n": n, "side": side}
+    for name, (fn, nbytes) in forms.items():
+        t = device_time(fn, reps)
+        out[name + "_us"] = t * 1e6
+        out[name + "_GB/s"] = nbytes / t * 1e-9
+    del x, y, u, inner
+    cp.get_default_memory_pool().free_all_blocks()
+    return out
+
+
 def cfd(nx, steps, nit, reps):
     import numpy_cfd  # the NumPy program, run unchanged on CuPy
 
@@ -223,7 +250,7 @@ def latency(reps):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--only", default="copy,stencil,stencil3d,cfd,cg,latency")
+    p.add_argument("--only", default="copy,stencil,stencil3d,reduce,cfd,cg,latency")
     p.add_argument("--sizes", default="4096,8192,16384", help="stencil grid sides (n + 2)")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--json")
@@ -242,6 +269,8 @@ def main():
         report("stencil", [stencil(int(s) - 2, a.repeat) for s in a.sizes.split(",")])
     if "stencil3d" in only:
         report("stencil3d", [stencil3d(s, a.repeat) for s in (256, 512)])
+    if "reduce" in only:
+        report("reduce", reductions(a.repeat))
     if "cfd" in only:
         report("cfd", cfd(4096, 10, 50, 3))
     if "cg" in only:

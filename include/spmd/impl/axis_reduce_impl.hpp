@@ -119,10 +119,10 @@ struct AxisPartial {
         // four rows at a time: one load and one store of each result per four values (the
         // values are loaded first: the compiler cannot know that the rows and results differ)
         for (; t + 4 <= outer; t += 4) {
-          const auto r0 = src.template row<Contig>(reduced_row(o, t));
-          const auto r1 = src.template row<Contig>(reduced_row(o, t + 1));
-          const auto r2 = src.template row<Contig>(reduced_row(o, t + 2));
-          const auto r3 = src.template row<Contig>(reduced_row(o, t + 3));
+          const auto r0 = row_at<Contig>(src, reduced_row(o, t));
+          const auto r1 = row_at<Contig>(src, reduced_row(o, t + 1));
+          const auto r2 = row_at<Contig>(src, reduced_row(o, t + 2));
+          const auto r3 = row_at<Contig>(src, reduced_row(o, t + 3));
           for (index_t i = lo; i < hi; ++i) {
             const auto v0 = r0(i), v1 = r1(i), v2 = r2(i), v3 = r3(i);
             Acc r = res[i];
@@ -135,7 +135,7 @@ struct AxisPartial {
         }
       }
       for (; t < outer; ++t) {
-        const auto row = src.template row<Contig>(reduced_row(o, t));
+        const auto row = row_at<Contig>(src, reduced_row(o, t));
         if (center) {
           for (index_t i = lo; i < hi; ++i) add(res[i], row(i), center[at - lo + i] / cdiv);
         } else {
@@ -153,7 +153,7 @@ struct AxisPartial {
       Acc acc;
       R::init(acc);
       for (index_t t = 0; t < outer; ++t) {
-        const auto row = src.template row<Contig>(reduced_row(o, t));
+        const auto row = row_at<Contig>(src, reduced_row(o, t));
         if (last_reduced) {
           // four partial results: independent chains the CPU can overlap (and vectorise)
           Acc a1, a2, a3;
@@ -277,13 +277,13 @@ struct AxisChunks {
             index_t u = lo + lane;  // value u of the point: row u / L, position u % L in it
             while (u < hi) {
               const index_t t = u / L;
-              const auto row = fold.src.template row<Contig>(fold.reduced_row(o, t));
+              const auto row = row_at<Contig>(fold.src, fold.reduced_row(o, t));
               const index_t end = (t + 1) * L < hi ? (t + 1) * L : hi;
               for (; u < end; u += w.lanes) fold.add(a, row(u - t * L), cen);
             }
           } else {
             for (index_t t = lo + lane; t < hi; t += w.lanes)
-              fold.add(a, fold.src.template row<Contig>(fold.reduced_row(o, t))(o[N - 1]), cen);
+              fold.add(a, row_at<Contig>(fold.src, fold.reduced_row(o, t))(o[N - 1]), cen);
           }
         },
         RuleReducer<R>(acc));
@@ -559,7 +559,7 @@ struct AxisArgPartial {
         p[axis] = j;
         const index_t col = p[N - 1];
         p[N - 1] = 0;
-        const auto row = src.template row<Contig>(p);
+        const auto row = row_at<Contig>(src, p);
         const V x = static_cast<V>(row(col));
         if (arg_beats<Less>(x, lo + j, best, where)) {
           best = x;

@@ -6,6 +6,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstddef>
 #include <type_traits>
 #include <utility>
 
@@ -28,19 +29,31 @@ struct RowAccess {
   }
 };
 
+// Every node of the device tree gives the line through a local point k along an axis A,
+// line<A, Contig>(k): a node of the same shape whose operator()(u) is the node's value at
+// k + u e_A (Contig: unit address steps along A). Rows are the lines along the last axis
+// (row_at); the kernel layer's column form walks lines along axis M-2.
+
 /// An array operand (P = const T*) or the destination (P = T*) on this rank: the element at
 /// local point k (0-based in the box J) is p[sum_d coef[d] * k[d]].
 template <class P, int M>
 struct BlockAccess {
   P p;
   Kokkos::Array<index_t, M> coef;
-  template <bool Contig>
-  KOKKOS_FORCEINLINE_FUNCTION RowAccess<P, Contig> row(const Kokkos::Array<index_t, M>& k) const {
+  template <int A, bool Contig>
+  KOKKOS_FORCEINLINE_FUNCTION RowAccess<P, Contig> line(const Kokkos::Array<index_t, M>& k) const {
     index_t off = 0;
-    for (int d = 0; d < M - 1; ++d) off += coef[d] * k[d];
-    return RowAccess<P, Contig>{p + off, coef[M - 1]};
+    for (int d = 0; d < M; ++d) off += coef[d] * k[d];
+    return RowAccess<P, Contig>{p + off, coef[A]};
   }
 };
+
+/// The row of device node `n` through local point k (k[M-1] = 0): element i is the value at
+/// (k[0], ..., k[M-2], i).
+template <bool Contig, class Node, std::size_t M>
+KOKKOS_FORCEINLINE_FUNCTION auto row_at(const Node& n, const Kokkos::Array<index_t, M>& k) {
+  return n.template line<static_cast<int>(M) - 1, Contig>(k);
+}
 template <class T, int M>
 using TermDev = BlockAccess<const T*, M>;
 template <class T, int M>
@@ -49,8 +62,8 @@ using DstDev = BlockAccess<T*, M>;
 template <class S>
 struct ScalarDev {
   S v;
-  template <bool Contig, class K>
-  KOKKOS_FORCEINLINE_FUNCTION ScalarDev row(const K&) const {
+  template <int A, bool Contig, class K>
+  KOKKOS_FORCEINLINE_FUNCTION ScalarDev line(const K&) const {
     return *this;
   }
   KOKKOS_FORCEINLINE_FUNCTION S operator()(const index_t) const { return v; }
@@ -59,10 +72,10 @@ struct ScalarDev {
 template <class Op, class A>
 struct UnaryDev {
   A a;
-  template <bool Contig, class K>
-  KOKKOS_FORCEINLINE_FUNCTION auto row(const K& k) const {
-    using Row = decltype(a.template row<Contig>(k));
-    return UnaryDev<Op, Row>{a.template row<Contig>(k)};
+  template <int L, bool Contig, class K>
+  KOKKOS_FORCEINLINE_FUNCTION auto line(const K& k) const {
+    using Line = decltype(a.template line<L, Contig>(k));
+    return UnaryDev<Op, Line>{a.template line<L, Contig>(k)};
   }
   KOKKOS_FORCEINLINE_FUNCTION typename Op::result operator()(const index_t i) const { return Op::apply(a(i)); }
 };
@@ -71,11 +84,11 @@ template <class Op, class A, class B>
 struct BinaryDev {
   A a;
   B b;
-  template <bool Contig, class K>
-  KOKKOS_FORCEINLINE_FUNCTION auto row(const K& k) const {
-    using RA = decltype(a.template row<Contig>(k));
-    using RB = decltype(b.template row<Contig>(k));
-    return BinaryDev<Op, RA, RB>{a.template row<Contig>(k), b.template row<Contig>(k)};
+  template <int L, bool Contig, class K>
+  KOKKOS_FORCEINLINE_FUNCTION auto line(const K& k) const {
+    using RA = decltype(a.template line<L, Contig>(k));
+    using RB = decltype(b.template line<L, Contig>(k));
+    return BinaryDev<Op, RA, RB>{a.template line<L, Contig>(k), b.template line<L, Contig>(k)};
   }
   KOKKOS_FORCEINLINE_FUNCTION typename Op::result operator()(const index_t i) const { return Op::apply(a(i), b(i)); }
 };
@@ -85,12 +98,13 @@ struct WhereDev {
   C c;
   A a;
   B b;
-  template <bool Contig, class K>
-  KOKKOS_FORCEINLINE_FUNCTION auto row(const K& k) const {
-    using RC = decltype(c.template row<Contig>(k));
-    using RA = decltype(a.template row<Contig>(k));
-    using RB = decltype(b.template row<Contig>(k));
-    return WhereDev<R, RC, RA, RB>{c.template row<Contig>(k), a.template row<Contig>(k), b.template row<Contig>(k)};
+  template <int L, bool Contig, class K>
+  KOKKOS_FORCEINLINE_FUNCTION auto line(const K& k) const {
+    using RC = decltype(c.template line<L, Contig>(k));
+    using RA = decltype(a.template line<L, Contig>(k));
+    using RB = decltype(b.template line<L, Contig>(k));
+    return WhereDev<R, RC, RA, RB>{c.template line<L, Contig>(k), a.template line<L, Contig>(k),
+                                   b.template line<L, Contig>(k)};
   }
   KOKKOS_FORCEINLINE_FUNCTION R operator()(const index_t i) const {
     const R x = static_cast<R>(a(i));  // both sides evaluated, as NumPy does (and branch-free)
@@ -107,10 +121,10 @@ template <class F, class A>
 struct MapDev {
   F f;
   A a;
-  template <bool Contig, class K>
-  KOKKOS_FORCEINLINE_FUNCTION auto row(const K& k) const {
-    using Row = decltype(a.template row<Contig>(k));
-    return MapDev<F, Row>{f, a.template row<Contig>(k)};
+  template <int L, bool Contig, class K>
+  KOKKOS_FORCEINLINE_FUNCTION auto line(const K& k) const {
+    using Line = decltype(a.template line<L, Contig>(k));
+    return MapDev<F, Line>{f, a.template line<L, Contig>(k)};
   }
   KOKKOS_FORCEINLINE_FUNCTION auto operator()(const index_t i) const { return f(a(i)); }
 };
@@ -118,21 +132,23 @@ struct MapDev {
 /// A generator (GenExpr, N axes) on this rank, in an expression of M >= N axes: the value at
 /// local point k is f(origin + keep * k'), k' the last N axes of k (a generator's axes align with
 /// the expression's last ones), origin the generator index of the box's first point, and keep 0
-/// along a generator axis of extent 1 (broadcast: index 0 throughout), 1 otherwise.
-template <class F, int N, int M>
+/// along a generator axis of extent 1 (broadcast: index 0 throughout), 1 otherwise. As a line
+/// along expression axis A (operator()(u): the value u steps along A from origin), constant
+/// when A is none of the generator's axes.
+template <class F, int N, int M, int A = M - 1>
 struct GenDev {
   F f;
   Kokkos::Array<index_t, N> origin;
   Kokkos::Array<index_t, N> keep;
-  template <bool Contig, class K>
-  KOKKOS_FORCEINLINE_FUNCTION GenDev row(const K& k) const {
-    GenDev r{f, origin, keep};
-    for (int i = 0; i < N - 1; ++i) r.origin[i] += keep[i] * k[M - N + i];
+  template <int L, bool Contig, class K>
+  KOKKOS_FORCEINLINE_FUNCTION GenDev<F, N, M, L> line(const K& k) const {
+    GenDev<F, N, M, L> r{f, origin, keep};
+    for (int i = 0; i < N; ++i) r.origin[i] += keep[i] * k[M - N + i];
     return r;
   }
-  KOKKOS_FORCEINLINE_FUNCTION auto operator()(const index_t i) const {
+  KOKKOS_FORCEINLINE_FUNCTION auto operator()(const index_t u) const {
     Kokkos::Array<index_t, N> g = origin;
-    g[N - 1] += keep[N - 1] * i;
+    if constexpr (A >= M - N) g[A - (M - N)] += keep[A - (M - N)] * u;
     return f(g);
   }
 };
@@ -159,21 +175,40 @@ struct AssignRows {
   Src src;
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Kokkos::Array<index_t, M>& k, const index_t lo,
                                               const index_t hi) const {
-    const auto out = dst.template row<Contig>(k);
-    const auto in = src.template row<Contig>(k);
+    const auto out = row_at<Contig>(dst, k);
+    const auto in = row_at<Contig>(src, k);
     using T = std::remove_reference_t<decltype(out(0))>;
     SPMD_IMPL_INDEPENDENT_ITERATIONS
     for (index_t i = lo; i < hi; ++i) out(i) = static_cast<T>(in(i));
   }
   // Two-phase form (see impl::TwoPhase): a device item evaluates all its points, then stores.
-  using point_value = std::remove_cv_t<std::remove_reference_t<decltype(std::declval<const Dst&>().template row<Contig>(
-      std::declval<const Kokkos::Array<index_t, M>&>())(index_t{}))>>;
+  using point_value = std::remove_cv_t<std::remove_reference_t<decltype(row_at<Contig>(
+      std::declval<const Dst&>(), std::declval<const Kokkos::Array<index_t, M>&>())(index_t{}))>>;
   KOKKOS_FORCEINLINE_FUNCTION point_value eval(const Kokkos::Array<index_t, M>& k, const index_t i) const {
-    return static_cast<point_value>(src.template row<Contig>(k)(i));
+    return static_cast<point_value>(row_at<Contig>(src, k)(i));
   }
   KOKKOS_FORCEINLINE_FUNCTION void store(const Kokkos::Array<index_t, M>& k, const index_t i,
                                          const point_value v) const {
-    dst.template row<Contig>(k)(i) = v;
+    row_at<Contig>(dst, k)(i) = v;
+  }
+  // Column form (see impl::ColumnBody): the c <= P points k + u e_{M-2} through one address per
+  // operand and a step; all evaluated before any is stored.
+  static constexpr bool column_body = M >= 2;
+  template <int P>
+  KOKKOS_FORCEINLINE_FUNCTION void column(const Kokkos::Array<index_t, M>& k, const int c) const {
+    constexpr int A = M >= 2 ? M - 2 : 0;
+    const auto out = dst.template line<A, false>(k);
+    const auto in = src.template line<A, false>(k);
+    point_value v[P] = {};
+    if (c == P) {  // a whole item: straight-line code, every load issued before the first use
+      for (int u = 0; u < P; ++u) v[u] = static_cast<point_value>(in(u));
+      for (int u = 0; u < P; ++u) out(u) = v[u];
+      return;
+    }
+    for (int u = 0; u < P; ++u)
+      if (u < c) v[u] = static_cast<point_value>(in(u));
+    for (int u = 0; u < P; ++u)
+      if (u < c) out(u) = v[u];
   }
 };
 
@@ -183,18 +218,33 @@ enum class Map { value, square, nonzero };
 /// acc = acc (rule R) map(src) along a row: body(k, lo, hi, acc) of reduce_box.
 template <class R, Map F, class Src, int M, bool Contig>
 struct ReduceRows {
+  using Acc = typename R::value_type;
   Src src;
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Kokkos::Array<index_t, M>& k, const index_t lo, const index_t hi,
-                                              typename R::value_type& acc) const {
-    using Acc = typename R::value_type;
-    const auto in = src.template row<Contig>(k);
-    for (index_t i = lo; i < hi; ++i) {
-      if constexpr (F == Map::nonzero) {
-        R::add(acc, static_cast<Acc>(in(i) ? 1 : 0));
-      } else {
-        const Acc x = static_cast<Acc>(in(i));
-        R::add(acc, F == Map::square ? x * x : x);
-      }
+                                              Acc& acc) const {
+    const auto in = row_at<Contig>(src, k);
+    for (index_t i = lo; i < hi; ++i) add(acc, in, i);
+  }
+  // Column form (see impl::ColumnBody): the c <= P points k + u e_{M-2}.
+  static constexpr bool column_body = M >= 2;
+  template <int P>
+  KOKKOS_FORCEINLINE_FUNCTION void column(const Kokkos::Array<index_t, M>& k, const int c, Acc& acc) const {
+    const auto in = src.template line<(M >= 2 ? M - 2 : 0), false>(k);
+    if (c == P) {  // a whole item: straight-line code
+      for (int u = 0; u < P; ++u) add(acc, in, u);
+      return;
+    }
+    for (int u = 0; u < P; ++u)
+      if (u < c) add(acc, in, u);
+  }
+  /// acc (rule R) map(line(i)).
+  template <class Line>
+  KOKKOS_FORCEINLINE_FUNCTION static void add(Acc& acc, const Line& line, const index_t i) {
+    if constexpr (F == Map::nonzero) {
+      R::add(acc, static_cast<Acc>(line(i) ? 1 : 0));
+    } else {
+      const Acc x = static_cast<Acc>(line(i));
+      R::add(acc, F == Map::square ? x * x : x);
     }
   }
 };
@@ -232,7 +282,7 @@ struct ArgRows {
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Kokkos::Array<index_t, M>& k, const index_t lo, const index_t hi,
                                               typename R::value_type& acc) const {
     using V = decltype(acc.value);
-    const auto in = src.template row<Contig>(k);
+    const auto in = row_at<Contig>(src, k);
     index_t at = base;
     for (int d = 0; d < M - 1; ++d) at += coef[d] * k[d];
     for (index_t i = lo; i < hi; ++i) {
@@ -318,7 +368,7 @@ struct LaggedAssign {
     T* buf;
     KOKKOS_FORCEINLINE_FUNCTION void operator()(const Kokkos::Array<index_t, M>& k, index_t lo, index_t hi,
                                                 index_t off) const {
-      const auto in = self.src.template row<Contig>(k);
+      const auto in = row_at<Contig>(self.src, k);
       T* o = buf + off;  // the lag buffer: never one of src's operands
       SPMD_IMPL_INDEPENDENT_ITERATIONS
       for (index_t i = lo; i < hi; ++i) o[i] = static_cast<T>(in(i));
@@ -329,13 +379,123 @@ struct LaggedAssign {
     const T* buf;
     KOKKOS_FORCEINLINE_FUNCTION void operator()(const Kokkos::Array<index_t, M>& k, index_t lo, index_t hi,
                                                 index_t off) const {
-      const auto out = self.dst.template row<Contig>(k);
+      const auto out = row_at<Contig>(self.dst, k);
       const T* o = buf + off;
       for (index_t i = lo; i < hi; ++i) out(i) = o[i];
     }
   };
   KOKKOS_FORCEINLINE_FUNCTION void compute(const index_t j, T* buf) const { rows(j, Compute{*this, buf}); }
   KOKKOS_FORCEINLINE_FUNCTION void store(const index_t j, const T* buf) const { rows(j, Store{*this, buf}); }
+};
+
+/// dst = src in place on a 2-D box when src reads dst's storage at most `lag` rows and `creach`
+/// columns away: the one-pass device form of the lagged update (LaggedAssign does it on host
+/// spaces with bands of whole rows; a GPU needs the rows cut into tiles as well). A team takes a
+/// tile of `band` rows by `width` columns, each thread a column of it (several on a host team of
+/// one thread), and walks the band's rows `step` at a time: it evaluates the rows, keeps the
+/// values in a team ring of (step + lag) rows, and after a team barrier (every thread of the
+/// tile has evaluated those rows) stores the rows that no row still to come reads, `lag` behind.
+/// The tile's edge (its first and last `lag` rows and `creach` columns, which neighbouring tiles
+/// read) goes to an edge buffer instead and is stored by a second pass (phase2) once every tile
+/// has finished. NumPy's result at the traffic of the double-buffered form plus the edges (a
+/// few percent of the points), instead of a whole temporary and a copy back.
+template <class Dst, class Src>
+struct TiledAssign {
+  using T = std::remove_pointer_t<decltype(Dst::p)>;
+  static constexpr int step = 4;  // rows per team barrier (one load each in flight per thread)
+  Dst dst;
+  Src src;
+  index_t rows, cols;
+  index_t lag, creach;
+  index_t band, width;  // a tile's rows and columns
+  index_t tiles;        // tiles per band
+  index_t edge_size;    // edge values per tile
+  T* edge;              // tiles * bands * edge_size
+  bool phase2;
+
+  /// Bytes of team scratch (the ring).
+  KOKKOS_INLINE_FUNCTION std::size_t ring_bytes() const {
+    return static_cast<std::size_t>((step + lag) * width) * sizeof(T);
+  }
+  /// Edge values one tile keeps: its first and last lag rows whole, the first and last creach
+  /// columns of the rows between.
+  static index_t edge_values(const index_t lag, const index_t creach, const index_t band, const index_t width) {
+    return 2 * lag * width + (band > 2 * lag ? band - 2 * lag : 0) * 2 * creach;
+  }
+
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const index_t id = team.league_rank();
+    const index_t b0 = (id / tiles) * band, b1 = b0 + band < rows ? b0 + band : rows;
+    const index_t c0 = (id % tiles) * width, c1 = c0 + width < cols ? c0 + width : cols;
+    const index_t t0 = team.team_rank(), ts = team.team_size();
+    T* my_edge = edge + id * edge_size;
+    if (phase2) {
+      for (index_t i = c0 + t0; i < c1; i += ts)
+        for (index_t j = b0; j < b1; ++j) {
+          const index_t e = edge_slot(j, i, b0, b1, c0, c1);
+          if (e >= 0) dst.template line<0, false>(point(j, i))(0) = my_edge[e];
+        }
+      return;
+    }
+    T* ring = static_cast<T*>(team.team_scratch(0).get_shmem(ring_bytes()));
+    // Row r of the band keeps its value in ring slot (r - b0) modulo (step + lag), kept by
+    // additions (a GPU divides 64-bit integers in software).
+    const index_t slots = step + lag;
+    index_t sj = 0;  // the slot of row j
+    for (index_t j = b0; j < b1; j += step) {
+      for (index_t i = c0 + t0; i < c1; i += ts) {
+        const auto in = src.template line<0, false>(point(j, i));
+        T v[step] = {};
+        if (j + step <= b1) {  // whole steps: straight-line loads
+          for (int u = 0; u < step; ++u) v[u] = static_cast<T>(in(u));
+        } else {
+          for (int u = 0; u < step; ++u)
+            if (j + u < b1) v[u] = static_cast<T>(in(u));
+        }
+        for (int u = 0; u < step; ++u) {
+          if (j + u >= b1) continue;
+          const index_t e = edge_slot(j + u, i, b0, b1, c0, c1);
+          const index_t su = sj + u < slots ? sj + u : sj + u - slots;
+          if (e >= 0)
+            my_edge[e] = v[u];
+          else
+            ring[su * width + (i - c0)] = v[u];
+        }
+      }
+      team.team_barrier();  // rows up to j + step - 1 evaluated by every thread of the tile
+      // Rows j - lag to j + step - 1 - lag: no row still to come reads them (the band's first and
+      // last lag rows and the edge columns wait for phase 2).
+      for (index_t i = c0 + t0; i < c1; i += ts) {
+        if (i < c0 + creach || i >= c1 - creach) continue;
+        const auto out = dst.template line<0, false>(point(0, i));
+        for (int u = 0; u < step; ++u) {
+          const index_t r = j - lag + u;
+          if (r < b0 + lag || r >= b1 - lag) continue;
+          index_t su = sj - lag + u;
+          su = su < 0 ? su + slots : (su >= slots ? su - slots : su);
+          out(r) = ring[su * width + (i - c0)];
+        }
+      }
+      sj = sj + step < slots ? sj + step : sj + step - slots;
+    }
+  }
+  KOKKOS_FORCEINLINE_FUNCTION static Kokkos::Array<index_t, 2> point(const index_t j, const index_t i) {
+    Kokkos::Array<index_t, 2> k;
+    k[0] = j;
+    k[1] = i;
+    return k;
+  }
+  /// The edge-buffer slot of point (j, i) of the tile [b0, b1) x [c0, c1), or -1 inside it.
+  KOKKOS_FORCEINLINE_FUNCTION index_t edge_slot(const index_t j, const index_t i, const index_t b0, const index_t b1,
+                                                const index_t c0, const index_t c1) const {
+    const index_t t = i - c0;
+    if (j < b0 + lag) return (j - b0) * width + t;
+    if (j >= b1 - lag) return (lag + j - (b1 - lag)) * width + t;
+    if (i >= c0 + creach && i < c1 - creach) return -1;
+    const index_t e = i < c0 + creach ? t : creach + (i - (c1 - creach));
+    return 2 * lag * width + (j - b0 - lag) * 2 * creach + e;
+  }
 };
 
 }  // namespace spmd::impl

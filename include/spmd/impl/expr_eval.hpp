@@ -481,6 +481,53 @@ void launch_lagged(const Exec& exec, ExprState<T, Mem>& st, const DstDev<T, M>& 
     run(k);
 }
 
+/// dst = src in place on a 2-D box by the one-pass tiled form (TiledAssign) on `exec`, when the
+/// reaches are within its limits (at most 4 rows and 32 columns); false otherwise, and when the
+/// testing knob untiled_alias asks for the buffered form: the caller then buffers. Local.
+template <class Exec, class T, class Mem, class Src, int M>
+bool launch_tiled(const Exec& exec, ExprState<T, Mem>& st, const DstDev<T, M>& dst, const Src& src, const Box<M>& box,
+                  const index_t reach, const index_t reach_last, const char* label) {
+  if constexpr (M != 2) {
+    (void)exec, (void)st, (void)dst, (void)src, (void)box, (void)reach, (void)reach_last, (void)label;
+    return false;
+  } else {
+    constexpr index_t max_lag = 4, max_creach = 32;
+    if (reach > max_lag || reach_last > max_creach || testing::knobs().untiled_alias) return false;
+    using K = TiledAssign<DstDev<T, 2>, Src>;
+    K k{dst, src, box.extent(0), box.extent(1), reach, reach_last, 0, 0, 0, 0, nullptr, false};
+    const bool host = host_accessible<Mem>();
+    // A GPU: a tile row per thread block, rows of 256 (fewer for narrow boxes, whole warps). A
+    // host (the tests' path; host spaces run LaggedAssign): one thread per team, tiles of 8
+    // columns, so that tile edges are crossed on small arrays.
+    const index_t team = host ? 1 : std::min<index_t>(256, (k.cols + 31) / 32 * 32);
+    k.width = host ? std::min<index_t>(8, k.cols) : team;
+    k.tiles = (k.cols + k.width - 1) / k.width;
+    if (host) {
+      const index_t bands = testing::knobs().bands > 0 ? testing::knobs().bands : 3;
+      k.band = std::max<index_t>(1, (k.rows + bands - 1) / bands);
+    } else {
+      // enough tiles to fill the GPU (about 2048), bands of 8 to 64 rows, whole steps of rows
+      const index_t want = std::max<index_t>(1, k.rows * k.tiles / 2048);
+      const index_t lo = std::max<index_t>(8, 2 * reach + K::step);
+      k.band = (std::min<index_t>(64, std::max(lo, want)) + K::step - 1) / K::step * K::step;
+    }
+    const index_t bands = (k.rows + k.band - 1) / k.band;
+    k.edge_size = K::edge_values(k.lag, k.creach, k.band, k.width);
+    const auto need = static_cast<std::size_t>(bands * k.tiles * k.edge_size);
+    if (st.lagged.extent(0) < need)
+      st.lagged = Kokkos::View<T*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::expr::lagged"), need);
+    k.edge = st.lagged.data();
+    const auto policy = Kokkos::TeamPolicy<Exec>(exec, static_cast<int>(bands * k.tiles), static_cast<int>(team))
+                            .set_scratch_size(0, Kokkos::PerTeam(k.ring_bytes()));
+    Kokkos::parallel_for(kernel_label(label ? label : "spmd::expr::assign_tiled"), policy, k);
+    if (need > 0) {
+      k.phase2 = true;
+      Kokkos::parallel_for(kernel_label(label ? label : "spmd::expr::assign_tiled_edges"), policy, k);
+    }
+    return true;
+  }
+}
+
 /// How a broadcast operand `o` (of another shape than the target's `tshape`, which it must
 /// broadcast to) is read: through a BroadcastPlan's buffer. From replicated data only. Throws
 /// the collective errors of a null operand, another communicator, or a shape that does not
@@ -504,10 +551,11 @@ Access classify_broadcast(const char* fn, const ArrayView<To, Mo, No, Mem>& o, c
 }
 
 /// Whether an operand read in place also reads the written storage at other positions, and how
-/// far along view axis 0 (in view indices).
+/// far along view axis 0 and along the view's last axis (in view indices).
 struct Alias {
   bool aliased = false;
   index_t reach = 0;
+  index_t reach_last = 0;
 };
 
 /// Resolves every array operand of `e` against the target view (parent tp, selection ts, box J
@@ -567,9 +615,11 @@ Binding<M, terminal_count<E>::value> resolve(const Exec& exec, const char* fn, c
           // reads ceil(|delta| / |step|) view indices away along it
           alias.aliased = true;
           for (int a = 0; a < Nd; ++a)
-            if (ts.map[a] == 0) {
+            if (ts.map[a] >= 0) {
               const index_t delta = std::abs(o.selection().start[a] - ts.start[a]), step = std::abs(ts.step[a]);
-              alias.reach = std::max(alias.reach, (delta + step - 1) / step);
+              const index_t r = (delta + step - 1) / step;
+              if (ts.map[a] == 0) alias.reach = std::max(alias.reach, r);
+              if (ts.map[a] == M - 1) alias.reach_last = std::max(alias.reach_last, r);
             }
         }
       }
@@ -643,13 +693,15 @@ void assign_expr(const Exec& exec, const ArrayView<Td, M, Nd, Mem>& dst, const E
   }
   if (box.empty()) return;
   // The destination's storage is read at other positions. On the host: in place, a few units
-  // behind (LaggedAssign); on a device: into a buffer, then copied back.
+  // behind (LaggedAssign); on a device: in place by tiles of a 2-D box (TiledAssign), else into a
+  // buffer, then copied back.
   if constexpr (host_accessible<typename Exec::memory_space>()) {
     if (!testing::knobs().buffered_alias) {
       launch_lagged(exec, st, out, src, box, alias.reach, contiguous(b, d.coef), label);
       return;
     }
   }
+  if (launch_tiled(exec, st, out, src, box, alias.reach, alias.reach_last, label)) return;
   const auto n = static_cast<std::size_t>(box.size());
   if (st.scratch.extent(0) < n)
     st.scratch = Kokkos::View<Td*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::expr::scratch"), n);

@@ -20,15 +20,29 @@
 //                           all its points before it stores any, so each thread keeps several
 //                           loads in flight. A plain Kokkos range kernel of one point per thread
 //                           reached 86% of the copy bandwidth on an H100; four per thread, 99%.
+//                           Large boxes of two or more axes whose rows are at least a warp wide
+//                           take the column form instead: an item is per_column consecutive
+//                           points along axis M-2 (a column of a band of rows) at one position
+//                           of the last axis, consecutive items consecutive positions of a row
+//                           (coalesced). The item's index is split once (not per point), and a
+//                           body with a column method (ColumnBody) addresses its points by one
+//                           address step per operand: a 5-point stencil spent most of its
+//                           instructions splitting indices and forming addresses per point
+//                           (Nsight Compute, H100: SM 72%, DRAM 50%). The rows a column reads
+//                           again (a stencil's north and south) stay in L1.
 // Bodies:
 //   loops       body(k, lo, hi)        k: the row (k[M-1] = 0), [lo, hi) along the last axis
 //   reductions  body(k, lo, hi, acc)   acc: a local partial result, folded by a Rule
+//   optionally  body.template column<P>(k, c) / column<P>(k, c, acc): the column form's item,
+//               points k + u e_{M-2} for u < c <= P (k[M-1]: the position along the last axis);
+//               bodies without it are called once per point as body(row, i, i + 1)
 // PointLoop / PointReduce adapt a per-point body f(i...) / f(acc, i...) (int coordinates).
 
 #include <Kokkos_Core.hpp>
 
 #include <array>
 #include <cstddef>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -50,15 +64,21 @@ struct BoxItems {
   /// H100 as well: the kernels' register count rose for every form, and reductions, which
   /// Kokkos 3.4 launches with at most 256 blocks of 256 threads, did not get faster.)
   static constexpr int per_item = 4;
+  /// Points of one column-form item along axis M-2 (see the file comment).
+  static constexpr int per_column = 4;
   /// Boxes of at least this many points take several points per device item.
   static constexpr index_t multi_min = index_t(1) << 18;
+  /// Rows at least this long (a warp's 32 threads on 32 consecutive points) take the column form
+  /// in a box of several points per item.
+  static constexpr index_t column_min = 32;
 
   Kokkos::Array<index_t, M> ext;
   index_t chunks;  // host: chunks per row; 0: points
   index_t chunk;
   index_t points;  // points in the box
   index_t step;    // > 0: per_item points per item, `step` (= count()) apart; 0: one point per item
-  bool narrow;     // points split with 32-bit unsigned arithmetic
+  index_t blocks;  // > 0: the column form, `blocks` bands of per_column along axis M-2
+  bool narrow;     // items split with 32-bit unsigned arithmetic
 
   /// Items over extents `e` for execution space Exec; `multi`: allow several points per device
   /// item (a body that already covers several points itself passes false). Local.
@@ -71,12 +91,16 @@ struct BoxItems {
       it.points *= it.ext[d];
     }
     it.chunk = 1;
-    if (host_accessible<typename Exec::memory_space>() && !testing::knobs().point_items) {
+    const auto& knobs = testing::knobs();
+    if (host_accessible<typename Exec::memory_space>() && !knobs.point_items) {
       const index_t n = it.ext[M - 1];
       it.chunk = n < host_chunk ? (n > 0 ? n : 1) : host_chunk;
       it.chunks = (n + it.chunk - 1) / it.chunk;
-    } else if (multi && it.points >= (testing::knobs().multi_points > 0 ? testing::knobs().multi_points : multi_min)) {
-      it.step = (it.points + per_item - 1) / per_item;
+    } else if (multi && it.points >= (knobs.multi_points > 0 ? knobs.multi_points : multi_min)) {
+      if (M >= 2 && it.ext[M - 1] >= (knobs.column_min > 0 ? knobs.column_min : column_min))
+        it.blocks = (it.ext[M < 2 ? 0 : M - 2] + per_column - 1) / per_column;
+      else
+        it.step = (it.points + per_item - 1) / per_item;
     }
     it.narrow = it.chunks == 0 && it.points <= static_cast<index_t>(0xffffffffu);
     return it;
@@ -85,30 +109,56 @@ struct BoxItems {
   index_t count() const {
     if (step > 0) return step;
     index_t c = chunks > 0 ? chunks : ext[M - 1];
-    for (int d = 0; d < M - 1; ++d) c *= ext[d];
+    for (int d = 0; d < M - 1; ++d) c *= (blocks > 0 && d == M - 2) ? blocks : ext[d];
     return c;
+  }
+  /// Splits q (< the product of the extents of axes [0, last]) row-major over those axes into k:
+  /// the outermost axis takes what is left (no division). U: the integer type of the arithmetic.
+  template <class U>
+  KOKKOS_FORCEINLINE_FUNCTION void unravel(U q, const int last, Kokkos::Array<index_t, M>& k) const {
+    for (int d = last; d >= 1; --d) {
+      const U e = static_cast<U>(ext[d]);
+      k[d] = static_cast<index_t>(q % e);
+      q /= e;
+    }
+    if (last >= 0) k[0] = static_cast<index_t>(q);
   }
   /// The row (k with k[M-1] = 0) and the position i along the last axis of point p (row-major).
   KOKKOS_FORCEINLINE_FUNCTION void point(index_t p, Kokkos::Array<index_t, M>& k, index_t& i) const {
     k[M - 1] = 0;
-    if (narrow) {
+    if constexpr (M == 1) {
+      i = p;
+    } else if (narrow) {
       unsigned u = static_cast<unsigned>(p);
       const unsigned n = static_cast<unsigned>(ext[M - 1]);
       i = u % n;
-      u /= n;
-      for (int d = M - 2; d >= 0; --d) {
-        const unsigned e = static_cast<unsigned>(ext[d]);
-        k[d] = u % e;
-        u /= e;
-      }
-      return;
+      unravel<unsigned>(u / n, M - 2, k);
+    } else {
+      i = p % ext[M - 1];
+      unravel<index_t>(p / ext[M - 1], M - 2, k);
     }
-    i = p % ext[M - 1];
-    p /= ext[M - 1];
-    for (int d = M - 2; d >= 0; --d) {
-      k[d] = p % ext[d];
-      p /= ext[d];
+  }
+  /// Column-form item t: its first point k (k[M-1]: the position along the last axis, k[M-2]:
+  /// the band's first row) and the number of its points (1 to per_column) along axis M-2.
+  template <class U>
+  KOKKOS_FORCEINLINE_FUNCTION int column_split(U t, Kokkos::Array<index_t, M>& k) const {
+    constexpr int R = M < 2 ? 0 : M - 2;
+    const U n = static_cast<U>(ext[M - 1]);
+    k[M - 1] = static_cast<index_t>(t % n);
+    t /= n;
+    if constexpr (M == 2) {
+      k[0] = static_cast<index_t>(t) * per_column;
+    } else {
+      const U b = static_cast<U>(blocks);
+      k[R] = static_cast<index_t>(t % b) * per_column;
+      unravel<U>(t / b, M - 3, k);
     }
+    const index_t left = ext[R] - k[R];
+    return left < per_column ? static_cast<int>(left) : per_column;
+  }
+  KOKKOS_FORCEINLINE_FUNCTION int column(const index_t t, Kokkos::Array<index_t, M>& k) const {
+    if (narrow) return column_split<unsigned>(static_cast<unsigned>(t), k);
+    return column_split<index_t>(t, k);
   }
   /// f(k, i) for each of item t's points t + u * step (u < P, inside the box): several points
   /// per item.
@@ -137,10 +187,7 @@ struct BoxItems {
     t /= chunks;
     lo = c * chunk;
     hi = lo + chunk < ext[M - 1] ? lo + chunk : ext[M - 1];
-    for (int d = M - 2; d >= 0; --d) {
-      k[d] = t % ext[d];
-      t /= ext[d];
-    }
+    unravel<index_t>(t, M - 2, k);
   }
 };
 
@@ -151,8 +198,35 @@ struct TwoPhase : std::false_type {};
 template <class Body>
 struct TwoPhase<Body, std::void_t<typename Body::point_value>> : std::true_type {};
 
+/// Whether a body handles a column-form item itself (body.template column<P>(k, c[, acc])); it
+/// says so with `static constexpr bool column_body = true`.
+template <class Body, class = void>
+struct ColumnBody : std::false_type {};
+template <class Body>
+struct ColumnBody<Body, std::enable_if_t<Body::column_body>> : std::true_type {};
+
+/// The row through point k (k[M-1] set to 0) and k's position along the last axis, for calling
+/// a row body on one point of a column. Local.
+template <std::size_t M>
+KOKKOS_FORCEINLINE_FUNCTION Kokkos::Array<index_t, M> row_of_point(const Kokkos::Array<index_t, M>& k, const int u) {
+  Kokkos::Array<index_t, M> r = k;
+  if constexpr (M >= 2) r[M - 2] += u;
+  r[M - 1] = 0;
+  return r;
+}
+
 template <class Exec>
 using ItemPolicy = Kokkos::RangePolicy<Exec, Kokkos::IndexType<index_t>>;
+
+/// `label` as the std::string Kokkos' parallel_for and parallel_reduce take, kept from the last
+/// call on this thread: a repeated label costs a comparison instead of a heap allocation and a
+/// free per launch (the library's labels are longer than std::string's small-string buffer).
+/// Valid until the next call on this thread. Local.
+inline const std::string& kernel_label(const char* label) {
+  thread_local std::string last;
+  if (last != label) last = label;
+  return last;
+}
 
 // ---- loops ---------------------------------------------------------------------------------------
 
@@ -161,7 +235,9 @@ struct ForItems {
   Body body;
   BoxItems<M> items;
   KOKKOS_INLINE_FUNCTION void operator()(const index_t t) const {
-    if (items.step == 0) {
+    if (items.blocks > 0) {
+      column<BoxItems<M>::per_column>(t);
+    } else if (items.step == 0) {
       Kokkos::Array<index_t, M> k;
       index_t lo, hi;
       items.split(t, k, lo, hi);
@@ -190,6 +266,33 @@ struct ForItems {
       items.template each<P>(t, [&](const Kokkos::Array<index_t, M>& k, const index_t i) { body(k, i, i + 1); });
     }
   }
+  /// Column-form item t: the body's own column method, else its points one by one (TwoPhase
+  /// bodies: all loaded before any is stored).
+  template <int P>
+  KOKKOS_INLINE_FUNCTION void column(const index_t t) const {
+    Kokkos::Array<index_t, M> k;
+    const int c = items.column(t, k);
+    const index_t i = k[M - 1];
+    if constexpr (ColumnBody<Body>::value) {
+      body.template column<P>(k, c);
+    } else if constexpr (TwoPhase<Body>::value) {
+      typename Body::point_value v[P] = {};
+      if (c == P) {  // a whole item: straight-line code, every load issued before the first use
+        for (int u = 0; u < P; ++u) v[u] = body.eval(row_of_point(k, u), i);
+        for (int u = 0; u < P; ++u) body.store(row_of_point(k, u), i, v[u]);
+        return;
+      }
+      for (int u = 0; u < P; ++u)
+        if (u < c) v[u] = body.eval(row_of_point(k, u), i);
+      for (int u = 0; u < P; ++u)
+        if (u < c) body.store(row_of_point(k, u), i, v[u]);
+    } else if (c == P) {
+      for (int u = 0; u < P; ++u) body(row_of_point(k, u), i, i + 1);
+    } else {
+      for (int u = 0; u < P; ++u)
+        if (u < c) body(row_of_point(k, u), i, i + 1);
+    }
+  }
 };
 
 /// body(k, lo, hi) over the items, on `exec`. Asynchronous (a Kokkos kernel). Local.
@@ -197,7 +300,7 @@ template <class Exec, int M, class Body>
 void for_box(const Exec& exec, const char* label, const BoxItems<M>& items, const Body& body) {
   const index_t n = items.count();
   if (n == 0) return;
-  Kokkos::parallel_for(label, ItemPolicy<Exec>(exec, 0, n), ForItems<M, Body>{body, items});
+  Kokkos::parallel_for(kernel_label(label), ItemPolicy<Exec>(exec, 0, n), ForItems<M, Body>{body, items});
 }
 
 // ---- reductions ----------------------------------------------------------------------------------
@@ -293,7 +396,9 @@ struct ReduceItems {
   }
   /// acc (rule R) the values of item t.
   KOKKOS_INLINE_FUNCTION void fold(const index_t t, value_type& acc) const {
-    if (items.step == 0) {
+    if (items.blocks > 0) {
+      column<BoxItems<M>::per_column>(t, acc);
+    } else if (items.step == 0) {
       Kokkos::Array<index_t, M> k;
       index_t lo, hi;
       items.split(t, k, lo, hi);
@@ -306,6 +411,23 @@ struct ReduceItems {
   KOKKOS_INLINE_FUNCTION void points(const index_t t, value_type& local) const {
     items.template each<P>(t, [&](const Kokkos::Array<index_t, M>& k, const index_t i) { body(k, i, i + 1, local); });
   }
+  /// Column-form item t: the body's own column method, else its points one by one.
+  template <int P>
+  KOKKOS_INLINE_FUNCTION void column(const index_t t, value_type& acc) const {
+    Kokkos::Array<index_t, M> k;
+    const int c = items.column(t, k);
+    if constexpr (ColumnBody<Body>::value) {
+      body.template column<P>(k, c, acc);
+    } else {
+      const index_t i = k[M - 1];
+      if (c == P) {  // a whole item: straight-line code
+        for (int u = 0; u < P; ++u) body(row_of_point(k, u), i, i + 1, acc);
+        return;
+      }
+      for (int u = 0; u < P; ++u)
+        if (u < c) body(row_of_point(k, u), i, i + 1, acc);
+    }
+  }
 };
 
 /// The fold of body(k, lo, hi, acc) over the items, on `exec`, by rule R; R's identity for an
@@ -316,7 +438,8 @@ typename R::value_type reduce_box(const Exec& exec, const char* label, const Box
   R::init(result);
   const index_t n = items.count();
   if (n == 0) return result;
-  Kokkos::parallel_reduce(label, ItemPolicy<Exec>(exec, 0, n), ReduceItems<M, Body, R>{body, items}, result);
+  Kokkos::parallel_reduce(kernel_label(label), ItemPolicy<Exec>(exec, 0, n), ReduceItems<M, Body, R>{body, items},
+                          result);
   return result;
 }
 

@@ -24,6 +24,13 @@ struct Knobs {
   /// work item (0: the library's threshold, impl::BoxItems::multi_min), so small test arrays
   /// cover that form too.
   index_t multi_points = 0;
+  /// Kernel layer, device form: rows at least this long (> 0) take the column form in a box of
+  /// several points per item (0: the library's threshold, impl::BoxItems::column_min), so small
+  /// test arrays cover it too; a huge value keeps every box on the strided form.
+  index_t column_min = 0;
+  /// Expressions, device form of an aliased in-place update: the buffered form (evaluate into a
+  /// temporary, copy back) even where the one-pass tiled form applies.
+  bool untiled_alias = false;
 };
 
 /// The process-wide switches (all off by default). Local.

@@ -75,13 +75,33 @@ struct LaplaceRows {
     return off;
   }
   KOKKOS_INLINE_FUNCTION T eval(const Kokkos::Array<index_t, N>& k, const index_t j) const {
-    const T* xr = x + at(k, j);
+    return eval_at(x + at(k, j));
+  }
+  KOKKOS_INLINE_FUNCTION void store(const Kokkos::Array<index_t, N>& k, const index_t j, const T v) const {
+    y[at(k, j)] = v;
+  }
+  /// (A x) at the point xr points to (the same additions in the same order as the row loop).
+  KOKKOS_FORCEINLINE_FUNCTION T eval_at(const T* xr) const {
     T nb = T(0);
     for (int a = 0; a < N; ++a) nb += xr[-stride[a]] + xr[stride[a]];
     return T(2 * N) * xr[0] - nb;
   }
-  KOKKOS_INLINE_FUNCTION void store(const Kokkos::Array<index_t, N>& k, const index_t j, const T v) const {
-    y[at(k, j)] = v;
+  // Column form (spmd::impl::ColumnBody): the c <= P points k + u e_{N-2} (k[N-1]: the position
+  // along the last axis), one address and a stride; all loaded before any is stored.
+  static constexpr bool column_body = N >= 2;
+  template <int P>
+  KOKKOS_INLINE_FUNCTION void column(const Kokkos::Array<index_t, N>& k, const int c) const {
+    const index_t off = at(k, k[N - 1]), s = stride[N >= 2 ? N - 2 : 0];
+    T v[P] = {};
+    if (c == P) {  // a whole item: straight-line code, every load issued before the first use
+      for (int u = 0; u < P; ++u) v[u] = eval_at(x + off + u * s);
+      for (int u = 0; u < P; ++u) y[off + u * s] = v[u];
+      return;
+    }
+    for (int u = 0; u < P; ++u)
+      if (u < c) v[u] = eval_at(x + off + u * s);
+    for (int u = 0; u < P; ++u)
+      if (u < c) y[off + u * s] = v[u];
   }
 };
 

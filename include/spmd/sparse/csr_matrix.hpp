@@ -63,6 +63,7 @@
 #include "spmd/sparse/impl/ghost_import.hpp"
 #include "spmd/sparse/impl/sell.hpp"
 #include "spmd/impl/ndrange.hpp"
+#include "spmd/impl/testing.hpp"
 
 namespace spmd::sparse {
 
@@ -133,12 +134,12 @@ class CsrMatrix {
   /// diagonal_storage()) this builds a CSR copy of it: it allocates its entries and values
   /// and takes a pass over the block, so call it outside hot loops. Local.
   local_matrix_type diagonal_block() const {
-    if constexpr (host_kernels)
-      if (storage_.sliced) return sliced_to_csr();
+    if (storage_.sliced) return sliced_to_csr();
     return diag_;
   }
-  /// How this rank stores the diagonal block: SELL-C-1 on host execution spaces (unless its
-  /// padding would exceed impl::sell_max_padding of the entries), else CSR. Local.
+  /// How this rank stores the diagonal block: SELL-C-1 (chunks of impl::sell_heights rows on
+  /// host execution spaces, of impl::sell_device_height on devices) unless its padding would
+  /// exceed impl::sell_max_padding of the entries, else CSR. Local.
   const BlockStorage& diagonal_storage() const { return storage_; }
   /// The off-diagonal block holds only the rows with off-rank entries: its row r is local row
   /// offdiagonal_rows()(r). Local.
@@ -235,7 +236,9 @@ class CsrMatrix {
   /// sorted ghost columns and the blocks' entry counts. Local (allocates; may throw).
   void build_blocks(const impl::HostRows<T>& in, std::vector<index_t>& ghosts, int& dnnz, int& onnz);
   /// Where the execution space is a host space: there the diagonal block is stored in SELL form
-  /// unless that would pad it by more than impl::sell_max_padding; on devices it is always CSR.
+  /// with chunks of impl::sell_heights rows and a chunk per work item (SellProduct); on devices
+  /// with chunks of a warp's rows and a row per thread (SellRows); either unless that would pad
+  /// it by more than impl::sell_max_padding.
   static constexpr bool host_kernels =
       spmd::impl::host_accessible<M>() && spmd::impl::host_accessible<typename execution_space::memory_space>();
 
@@ -243,6 +246,12 @@ class CsrMatrix {
                       const vector_type& y) const {
     if (storage_.rows == 0) return;
     const spmd::impl::Region region("spmd::sparse::spmv_local");
+    if (storage_.sliced && storage_.chunk == impl::sell_device_height) {
+      Kokkos::parallel_for("spmd::sparse::CsrMatrix::spmv_sell_rows",
+                           Kokkos::RangePolicy<execution_space>(exec, 0, static_cast<int>(storage_.rows)),
+                           impl::SellRows<T, M, impl::sell_device_height>{sell_operands(alpha, x, beta, y)});
+      return;
+    }
     if constexpr (host_kernels) {
       static_assert(std::size(impl::sell_heights) == 3, "spmd::sparse::CsrMatrix: dispatch each SELL chunk height");
       if (storage_.chunk == impl::sell_heights[0]) return sell_product<impl::sell_heights[0]>(exec, alpha, x, beta, y);
@@ -259,10 +268,14 @@ class CsrMatrix {
                     const vector_type& y) const {
     Kokkos::parallel_for("spmd::sparse::CsrMatrix::spmv_sell",
                          Kokkos::RangePolicy<execution_space>(exec, 0, static_cast<int>(storage_.chunks)),
-                         impl::SellProduct<T, M, C>{sell_.chunk_ptr, sell_.col, sell_.val, spmd::impl::vec(x),
-                                                    spmd::impl::vec(y), alpha, beta, static_cast<int>(storage_.rows)});
+                         impl::SellProduct<T, M, C>{sell_operands(alpha, x, beta, y), static_cast<int>(storage_.rows)});
   }
-  /// The CSR form of the SELL-stored diagonal block (a new copy; host execution spaces only). Local.
+  /// The SELL kernels' operands for y = alpha A_diag x + beta y. Local.
+  impl::SellOperands<T, M> sell_operands(const T& alpha, const vector_type& x, const T& beta,
+                                         const vector_type& y) const {
+    return {sell_.chunk_ptr, sell_.col, sell_.val, spmd::impl::vec(x), spmd::impl::vec(y), alpha, beta};
+  }
+  /// The CSR form of the SELL-stored diagonal block (a new copy). Local.
   local_matrix_type sliced_to_csr() const {
     const std::size_t nz = static_cast<std::size_t>(storage_.entries);
     typename impl::SellBlock<T, M>::ints col(

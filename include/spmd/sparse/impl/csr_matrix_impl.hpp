@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <utility>
@@ -123,18 +124,23 @@ void CsrMatrix<T, M>::build_blocks(const impl::HostRows<T>& in, std::vector<inde
   const int dnnz = drow(ni), onnz = orow(ni);
   dnnz_out = dnnz;
   onnz_out = onnz;
-  // The diagonal block's storage: on host execution spaces SELL-C-1 (impl::SellBlock) with the
-  // largest chunk height C of impl::sell_heights whose padding stays within
-  // impl::sell_max_padding of the entries (and whose slots fit an int); else, and on devices,
-  // CSR for KokkosSparse::spmv. chunk_ptr: first slot of each chunk.
+  // The diagonal block's storage: SELL-C-1 (impl::SellBlock) with the largest chunk height C of
+  // impl::sell_heights (host execution spaces) or impl::sell_device_height (devices, and hosts
+  // under the testing knob point_items) whose padding stays within impl::sell_max_padding of the
+  // entries (and whose slots fit an int); else CSR for KokkosSparse::spmv. chunk_ptr: first slot
+  // of each chunk.
   using dev_map = typename local_matrix_type::row_map_type::non_const_type;
   dev_map d_chunk;
   auto chunk_ptr = Kokkos::create_mirror_view(d_chunk);
   index_t slots = dnnz;
   int C = 1, nch = 0;
-  if constexpr (host_kernels) {
-    static_assert(impl::sell_heights[0] % 4 == 0 && impl::sell_heights[1] % 4 == 0 && impl::sell_heights[2] % 4 == 0,
+  {
+    static_assert(impl::sell_heights[0] % 4 == 0 && impl::sell_heights[1] % 4 == 0 && impl::sell_heights[2] % 4 == 0 &&
+                      impl::sell_device_height % 4 == 0,
                   "spmd::sparse::CsrMatrix: SELL chunk heights are multiples of 4");
+    const bool rows_form = !host_kernels || spmd::testing::knobs().point_items;
+    std::vector<int> heights(std::begin(impl::sell_heights), std::end(impl::sell_heights));
+    if (rows_form) heights = {impl::sell_device_height};
     // The longest row of each group of 4 rows: a chunk of C rows spans C / 4 groups.
     const int ngroups = (ni + 3) / 4;
     HostInts longest("spmd::sparse::CsrMatrix::sell_group_widths", static_cast<std::size_t>(ngroups));
@@ -148,7 +154,7 @@ void CsrMatrix<T, M>::build_blocks(const impl::HostRows<T>& in, std::vector<inde
       for (int g = c * (height / 4); g < std::min(ngroups, (c + 1) * (height / 4)); ++g) w = std::max(w, longest(g));
       return w;
     };
-    for (const int height : impl::sell_heights) {
+    for (const int height : heights) {
       const int chunks = (ni + height - 1) / height;
       index_t total = 0;
       for (int c = 0; c < chunks; ++c) total += index_t(height) * width(c, height);
