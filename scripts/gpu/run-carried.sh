@@ -17,6 +17,8 @@
 #                                                (SPMD_NCU_SKIP launches skipped, default 5;
 #                                                SPMD_NCU_COUNT profiled, default 3)
 #   .carry/run-carried.sh all                    test, then bench
+#   .carry/run-carried.sh exec SCRIPT [ARGS]     a script run with the carried binaries' environment
+#                                                (build, src, mpiexec, out exported; scripts/gpu/compute.sh)
 #   .carry/run-carried.sh check                  no GPU needed: unpack, resolve the libraries, list
 #                                                the tests, run those without Kokkos (label fuzz)
 # Logs and JSON go under $OUT (default ./gpu-out), packed (at most 8 files come back); a summary
@@ -103,10 +105,18 @@ case $mode in
     grep -E '^\s+(spmd|Kokkos|[A-Za-z_:<>]+)\S* \(|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Duration' \
       "$out/profile.txt" | head -60 >&2
     gpu_row "ncu $kre ($prog)" "exit $rc" $((SECONDS - t0)) ;;
+  exec)  # exec SCRIPT [ARGS...]: a bash script of the repository run in this environment (the
+         # carried libraries on LD_LIBRARY_PATH; build, src, mpiexec, out exported), e.g. compute.sh
+    script=$1
+    [[ -f $script ]] || { echo "run-carried: exec needs a script, not '$script'" >&2; exit 2; }
+    shift
+    t0=$SECONDS
+    build=$build src=$src mpiexec=$mpiexec out=$out bash "$script" "$@"
+    gpu_row "exec $(basename "$script")" "exit $?" $((SECONDS - t0)) ;;
   check)  # no GPU needed: the test list resolves, and the tests without Kokkos run
     gpu_row "ctest -N" "$(cd "$build" && ctest -N "$@" | tail -1)" 0
     gpu_ctest fuzz -- -L fuzz ;;
-  *) echo "run-carried: mode must be test, bench, all, profile or check" >&2; exit 2 ;;
+  *) echo "run-carried: mode must be test, bench, all, profile, exec or check" >&2; exit 2 ;;
 esac
 gpu_row "total" "" $((SECONDS - t_all))
 gpu_pack

@@ -15,7 +15,7 @@
 //     and a new series' claim() refuses the prefix;
 //   - an undamaged file is accepted and loads its seed's values.
 // Before the read functions run, rank 0 writes the damaged file to ARTIFACTS/current-input.h5, so
-// that a crash or a hang leaves it there (scripts/fuzz_checkpoint_files.sh copies it into
+// that a crash or a hang leaves it there (scripts/fuzz_mpi.sh files copies it into
 // tests/fuzz/checkpoint_file_regressions/, which --replay runs in ctest).
 //
 //   mpiexec -n P checkpoint_file_fuzz [--seconds S] [--seed N] [--work DIR] [--artifacts DIR]

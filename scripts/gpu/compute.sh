@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The one-GPU measurements of issue 23 (docs/performance.md, "One GPU at the hardware limit") from
+# the carried CUDA binaries, on a lent machine:
+#
+#   .carry/run-carried.sh exec scripts/gpu/compute.sh [STEPS...]
+#
+# (run-carried.sh exports build, src, mpiexec, out and the library path). STEPS (default all, in
+# this order): triad stencil knobs reduce cg sparse apps cupy. One rank, GPU 0. Each benchmark writes
+# Google Benchmark JSON (3 repetitions, aggregates) and each app its --json report under $out; a
+# step that would start after SPMD_COMPUTE_BUDGET seconds (default 480) is skipped and said so.
+# The summary lines go to $out/compute.txt and stdout.
+set -uo pipefail
+: "${build:?run through run-carried.sh exec}" "${out:?}" "${src:?}"
+budget=${SPMD_COMPUTE_BUDGET:-480}
+steps=("$@")
+((${#steps[@]})) || steps=(triad stencil knobs reduce cg sparse apps cupy)
+export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
+R=(--benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_out_format=json)
+t_start=$SECONDS
+say() { printf '[spmd compute %s] %s\n' "$(date +%T)" "$*" | tee -a "$out/compute.txt" >&2; }
+# run NAME CMD...: one program, its output in NAME.log; skipped past the budget.
+run() {
+  local name=$1 t0=$SECONDS rc=0
+  shift
+  if ((SECONDS - t_start > budget)); then
+    say "$name: skipped (budget of $budget s spent)"
+    return 0
+  fi
+  "$@" >"$out/$name.log" 2>&1 || rc=$?
+  say "$name: exit $rc in $((SECONDS - t0)) s"
+}
+bench() {  # bench NAME PROGRAM [ARGS...] (JSON to NAME.json)
+  local name=$1 prog=$2
+  shift 2
+  run "$name" "$build/perf/$prog" "${R[@]}" --benchmark_out="$out/$name.json" "$@"
+}
+app() {  # app NAME PROGRAM [ARGS...] (its report to NAME.json; the rate lines echoed)
+  local name=$1 prog=$2
+  shift 2
+  run "$name" "$build/apps/$prog" "$@" --json "$out/$name.json"
+  say "$name: $(grep -m3 -E 'points/s|ms/iteration|point-steps' "$out/$name.log" | tr '\n' ' ')"
+}
+say "$(nvidia-smi -L | head -1); steps: ${steps[*]}"
+for s in "${steps[@]}"; do
+  case $s in
+    triad) bench triad bench_triad --benchmark_filter='/n:(1000|16777216|134217728)/' ;;
+    stencil)
+      bench stencil bench_stencil \
+        --benchmark_filter='BM_stencil(_fused_swap|_fused_inplace|3d_fused_swap|3d_kokkos_mdrange)/' ;;
+    knobs)  # the forms the kernels replaced, in the same build
+      SPMD_BENCH_COLUMN_MIN=1000000000 bench stencil_strided bench_stencil \
+        --benchmark_filter='BM_stencil(_fused_swap|3d_fused_swap)/'
+      SPMD_BENCH_UNTILED_ALIAS=1 bench stencil_untiled bench_stencil --benchmark_filter='BM_stencil_fused_inplace/' ;;
+    reduce)
+      bench reduce bench_reduce --benchmark_filter='BM_(sum|dot|norm2|norm2_expr|sum_view)/n:(1024|67108864)/|_2d' ;;
+    cg)
+      bench cg bench_cg --benchmark_filter='BM_(cg|pipelined_cg|cg_stencil)/dim:2/n:(1024|4096)/|BM_laplacian_apply' ;;
+    sparse) bench sparse bench_sparse --benchmark_filter='BM_spmv/dim:(2/n:4096|3/n:256)/|BM_spmv_local' ;;
+    apps)
+      app app_stencil_fast stencil --n 16384 --steps 100 --fast
+      app app_stencil_inplace stencil --n 16384 --steps 100
+      app app_cfd cfd --nx 4096 --ny 4096 --steps 10 --nit 50
+      app app_cg_csr cg_solver --problem poisson2d --n 4096 --tol 1e-12 --max-iters 1000
+      app app_cg_mf cg_solver --problem poisson2d --n 4096 --tol 1e-12 --max-iters 1000 --operator matrix-free ;;
+    cupy) run cupy python3 "$src/perf/peers/cupy_peers.py" --repeat 5 --json "$out/cupy.json" ;;
+    *) say "unknown step '$s'" ;;
+  esac
+done
+say "done in $((SECONDS - t_start)) s"
