@@ -206,7 +206,8 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 /// Rank 0 writes the file's integrity record again for what it holds now (a file changed on
 /// purpose), then all ranks go on. Collective.
@@ -472,7 +473,7 @@ TEST(Io, DamagedFilesAreRefusedBeforeHdf5ReadsThem) {
   // (Every fourth at 3 and 4 ranks, where collectives are slow on a 2-core machine: the verdicts
   // do not depend on the rank count, their agreement is what those runs add.)
   const std::size_t every = world().size() > 2 ? 4 : 1;
-  for (std::size_t k = 0; k < 72; k += every) offsets.push_back(k);                     // the record
+  for (std::size_t k = 0; k < 72; k += every) offsets.push_back(k);                          // the record
   for (std::size_t k = 0; k < 64; k += every) offsets.push_back(72 + k * (size - 73) / 63);  // everywhere
   io::IntegrityRecord record;
   std::size_t need = 0;
@@ -514,6 +515,22 @@ TEST(Io, DamagedFilesAreRefusedBeforeHdf5ReadsThem) {
   if (world().rank() == 0) write_file(bad, bytes + std::string(10, '\0'));
   world().barrier();
   SPMD_EXPECT_COLLECTIVE_ERROR(io::inspect(bad, world()), "is damaged: it has " + std::to_string(size + 10) + " bytes");
+  // A failing HDF5 call is contained: the superblock's signature broken and the record written
+  // again (as a tool that edits files on purpose would), so that the bytes reach HDF5, whose open
+  // fails: one error in one line, the same on every rank, naming the call and the file.
+  if (world().rank() == 0) {
+    std::string copy = bytes;
+    copy[record.block + 1] ^= 0x7f;  // the 'H' of "\x89HDF", just after the user block
+    write_file(bad, io::reseal_integrity_record(copy));
+  }
+  world().barrier();
+  SPMD_EXPECT_COLLECTIVE_ERROR(io::inspect(bad, world()), "spmd::io::inspect: H5Fopen failed for '" + bad + "'");
+  {
+    const std::string why = io::verify(bad, world());
+    EXPECT_NE(why.find("H5Fopen failed for '" + bad + "'"), std::string::npos) << why;
+    EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+    expect_same_everywhere(why, "verify's verdict on a file HDF5 cannot open");
+  }
   // A damaged file never becomes a loaded array; the good one loads.
   SPMD_EXPECT_COLLECTIVE_ERROR(io::load<double>(bad, "a", d), "spmd::io::load");
   expect_values(io::load<double>(good, "a", d), 8, "the undamaged file");
@@ -573,7 +590,8 @@ TEST(Io, OutputsReplaceOnlyRegularFiles) {
       << latest.skipped[0].second;
   SPMD_EXPECT_COLLECTIVE_ERROR(series.claim(true), "ck.0000000002.h5' (a name of the series '");
   io::CheckpointSeries nowhere(world(), dir + "/missing/ck", 2);
-  SPMD_EXPECT_COLLECTIVE_ERROR(nowhere.claim(false), "the checkpoint prefix '" + dir + "/missing/ck' cannot be written: its directory");
+  SPMD_EXPECT_COLLECTIVE_ERROR(nowhere.claim(false),
+                               "the checkpoint prefix '" + dir + "/missing/ck' cannot be written: its directory");
 }
 
 TEST(IoIntegrity, RecordEncodesDecodesAndNamesWhatIsWrong) {

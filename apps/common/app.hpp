@@ -188,13 +188,22 @@ class App {
   template <class T>
   void add_alias(const std::string& old_name, const std::string& new_name, T& var) {
     CLI::Option* alias = cli_.add_option(old_name, var, "old name of " + new_name)->group("");
+    // CLI11 gives a hidden option's validation error an empty name (": value -1 is ..."): the
+    // alias's validators name it themselves, and parse() drops the empty name.
     if (CLI::Option* o = cli_.get_option_no_throw(new_name))
       for (int i = 0;; ++i) {
+        const CLI::Validator* v = nullptr;
         try {
-          alias->check(*o->get_validator(i));
+          v = o->get_validator(i);
         } catch (const CLI::OptionNotFound&) {
           break;
         }
+        alias->check(CLI::Validator(
+            [check = *v, old_name](std::string& s) {
+              const std::string why = check(s);
+              return why.empty() ? why : old_name + ": " + why;
+            },
+            v->get_description(), v->get_name()));
       }
     aliases_.emplace_back(old_name, new_name);
   }
@@ -221,6 +230,7 @@ class App {
       } catch (const CLI::ParseError& e) {
         verdict = bad;
         message = e.what();
+        if (message.rfind(": ", 0) == 0) message.erase(0, 2);  // a hidden option's (an alias's) empty name
       }
     }
     // The command line's hash (after Runtime took its options out), 62 bits.

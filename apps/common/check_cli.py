@@ -9,7 +9,9 @@
   309-digit DBL_MAX); also when only one rank's argv differs or fails to parse (MPMD launch: no
   hang);
 - exit status 1, one message, when --json cannot be written (/dev/full, a missing directory) and
-  for a huge problem (naming the bytes per rank, before any allocation);
+  for a huge problem (naming the bytes per rank, before any allocation); cg_solver: for a
+  non-square Matrix Market file ("is not square (3 x 4)") and one whose declared size fits rank
+  0's memory but not rank 1's (under ulimit -v), before the file is read;
 - exit status 3 when a check fails, 2 when cg_solver does not converge; the JSON says so.
 
 usage: check_cli.py APP MPIEXEC APP_EXE WORKDIR
@@ -134,7 +136,7 @@ VALUES += {
             (["--cfl", "inf"], "--cfl"), (["--theta", "nan"], "--theta"), (["--problem", "tsunami"], "--problem")],
     "cg_solver": [(["--tol", "inf"], "--tol"), (["--tol", "1e400"], "--tol"), (["--tol", "1"], "--tol"),
                   (["--atol", "inf"], "--atol"), (["--check-error", "nan"], "--check-error"),
-                  (["--symmetry-rtol", "inf"], "--symmetry-rtol"), (["--precond", "ilu"], "--precond"),
+                  (["--symmetry-rtol", "inf"], "--symmetry-rtol"), (["--precond", "ssor"], "--precond"),
                   (["--operator", "dense"], "--operator"), (["--file", ""], "--file")],
 }[app]
 for args, option in VALUES:
@@ -186,6 +188,29 @@ expect("a huge problem", rc, out, E["error"], once=[" per rank on rank "],
        never=[r"Kokkos failed to allocate", r"bad_alloc"])
 if not re.search(r"needs \d+ bytes \(\S+ [KMGTPE]?i?B\) per rank", out):
     sys.exit(f"FAIL: the huge problem's message does not give the bytes per rank:\n{out}")
+if app == "cg_solver":
+    # A Matrix Market file's declared size is checked before the file is read: a non-square
+    # matrix in one line giving its size, and a matrix that fits one rank's memory but not the
+    # other's (rank 1 under an address-space limit, ulimit -v) refused alike on every rank, once,
+    # never MPI_Abort or Kokkos' allocation error on one rank.
+    nonsquare = os.path.join(work, "nonsquare.mtx")
+    with open(nonsquare, "w") as f:
+        f.write("%%MatrixMarket matrix coordinate real general\n3 4 2\n1 1 1\n3 4 1\n")
+    mm = ["--problem", "mm", "--file", nonsquare, "--method", "gmres"]
+    rc, out = launch(mm)
+    expect("a non-square matrix", rc, out, E["error"], once=[f"the matrix in '{nonsquare}' is not square (3 x 4)"])
+    big = os.path.join(work, "big.mtx")  # 3e7 rows and entries: about 3.0 GiB per rank at 2 ranks
+    with open(big, "w") as f:
+        f.write("%%MatrixMarket matrix coordinate real general\n30000000 30000000 30000000\n1 1 1\n")
+    mm = ["--problem", "mm", "--file", big, "--method", "gmres"]
+    limited = ["sh", "-c", 'ulimit -v 3145728 && exec "$@"', "sh", exe]  # 3 GiB on rank 1
+    cmd = [mpiexec, "-n", "1", exe] + mm + [":", "-n", "1"] + limited + mm
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    print(" ".join(cmd), f"-> exit {p.returncode}\n{p.stdout}")
+    expect("a matrix beyond one rank's memory", p.returncode, p.stdout, E["error"], once=[" per rank on rank "],
+           never=[r"Kokkos failed to allocate", r"bad_alloc", r"MPI_Abort", r"BAD TERMINATION", r"terminate called"])
+    if "per rank on rank 0" not in p.stdout and "ulimit -v" not in p.stdout:
+        sys.exit(f"FAIL: rank 1's address-space limit is not named:\n{p.stdout}")
 
 # ---- failed checks: 3; no convergence: 2 ---------------------------------------------------------------------
 if FAILING:

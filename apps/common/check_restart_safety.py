@@ -180,7 +180,7 @@ BAD_VALUES = {
     "cfd": [("problem.nit", -5, "--nit"), ("problem.nx", 2, "--nx"), ("problem.perturb", float("nan"), "--perturb")],
     "swe": [("problem.theta", 5.0, "--theta"), ("problem.cfl", -0.5, "--cfl"),
             ("problem.problem", "tsunami", "--problem")],
-    "cg_solver": [("problem.precond", "ilu", "--precond"), ("problem.operator", "dense", "--operator"),
+    "cg_solver": [("problem.precond", "ssor", "--precond"), ("problem.operator", "dense", "--operator"),
                   ("problem.tol", float("inf"), "--tol"), ("problem.tol", 2.0, "--tol"),
                   ("problem.atol", -1.0, "--atol")],
 }[app]

@@ -278,10 +278,11 @@ struct Stats {
 
 std::string reason_class(const std::string& v) {
   for (const char* k : {"its HDF5 metadata", "is truncated", "is damaged: it has", "is damaged: its integrity record",
-                        "not an HDF5 file", "HDF5 file without an integrity record", "checksum mismatch",
-                        "failed for"})
+                        "not an HDF5 file", "HDF5 file without an integrity record", "checksum mismatch", "failed for"})
     if (v.find(k) != std::string::npos) return k;
-  return v.substr(0, 60);
+  // Another message: what follows the file's quoted path (the path is the same in every message).
+  const std::size_t open = v.find('\''), close = open == std::string::npos ? open : v.find("' ", open + 1);
+  return v.substr(close == std::string::npos ? 0 : close + 2, 60);
 }
 
 }  // namespace
@@ -303,11 +304,16 @@ int main(int argc, char** argv) {
       }
       return std::string(argv[++i]);
     };
-    if (a == "--seconds") seconds = std::atof(value().c_str());
-    else if (a == "--seed") seed = std::strtoull(value().c_str(), nullptr, 10);
-    else if (a == "--work") work = value();
-    else if (a == "--artifacts") artifacts = value();
-    else if (a == "--resign") resign_mode = true;
+    if (a == "--seconds")
+      seconds = std::atof(value().c_str());
+    else if (a == "--seed")
+      seed = std::strtoull(value().c_str(), nullptr, 10);
+    else if (a == "--work")
+      work = value();
+    else if (a == "--artifacts")
+      artifacts = value();
+    else if (a == "--resign")
+      resign_mode = true;
     else if (a == "--replay") {
       for (++i; i < argc; ++i) replay.push_back(argv[i]);
     } else {
@@ -419,9 +425,10 @@ int main(int argc, char** argv) {
     if (comm.rank() == 0) fs::remove(current);
   }
   if (comm.rank() == 0) {
-    std::printf("checkpoint_file_fuzz: %ld damaged files in %.0f s at %d ranks, %ld accepted (undamaged), no crash, "
-                "no hang, every refusal the same on every rank\n",
-                stats.runs, seconds, comm.size(), stats.accepted);
+    std::printf(
+        "checkpoint_file_fuzz: %ld damaged files in %.0f s at %d ranks, %ld accepted (undamaged), no crash, "
+        "no hang, every refusal the same on every rank\n",
+        stats.runs, seconds, comm.size(), stats.accepted);
     for (const auto& [k, v] : stats.by_reason) std::printf("  %6ld  %s\n", v, k.c_str());
   }
   return 0;
