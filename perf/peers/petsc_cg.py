@@ -11,7 +11,6 @@ iterations. Prints the time per iteration of KSPSolve (after KSPSetUp) on rank 0
   mpiexec.openmpi --allow-run-as-root --oversubscribe -n 2 /usr/bin/python3 petsc_cg.py --n 1024 \\
       --tol 1e-12 --max-iters 300 [--json out.json]
 """
-import argparse
 import json
 import sys
 
@@ -20,13 +19,9 @@ import petsc4py
 petsc4py.init([a for a in sys.argv[1:] if a.startswith("-") and not a.startswith("--")])
 from petsc4py import PETSc  # noqa: E402
 
-from petsc_common import destroy, known_rhs, stencil_matrix, true_relative_residual  # noqa: E402
+from petsc_common import arguments, destroy, known_rhs, stencil_matrix, true_relative_residual  # noqa: E402
 
-p = argparse.ArgumentParser()
-p.add_argument("--n", type=int, default=1024)
-p.add_argument("--tol", type=float, default=1e-8)
-p.add_argument("--max-iters", type=int, default=5000)
-p.add_argument("--json", default="")
+p = arguments(1024)
 args, _ = p.parse_known_args()
 
 comm = PETSc.COMM_WORLD

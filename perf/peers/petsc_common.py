@@ -11,6 +11,8 @@ neighbours outside the grid omitted.
 Rows are owned in PETSc's default balanced blocks (PetscSplitOwnership: the first N mod p ranks
 own one row more), which is spmd::Distribution<1>'s split too.
 """
+import argparse
+
 import numpy as np
 
 
@@ -88,3 +90,13 @@ def destroy(PETSc, *objects):
     petsc4py's deferred destruction at exit."""
     for o in objects:
         o.destroy()
+
+
+def arguments(n_default):
+    """The options both peers take: --n, --tol, --max-iters, --json (add more to the parser)."""
+    p = argparse.ArgumentParser()
+    p.add_argument("--n", type=int, default=n_default)
+    p.add_argument("--tol", type=float, default=1e-8)
+    p.add_argument("--max-iters", type=int, default=5000)
+    p.add_argument("--json", default="")
+    return p

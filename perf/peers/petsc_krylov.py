@@ -23,7 +23,6 @@ rank 0 after a barrier.
   mpiexec.openmpi --allow-run-as-root --oversubscribe -n 2 /usr/bin/python3 petsc_krylov.py \\
       --problem convdiff2d --n 512 --ksp gmres --restart 30 --tol 1e-8 [--json out.json]
 """
-import argparse
 import json
 import sys
 
@@ -32,18 +31,14 @@ import petsc4py
 petsc4py.init([a for a in sys.argv[1:] if a.startswith("-") and not a.startswith("--")])
 from petsc4py import PETSc  # noqa: E402
 
-from petsc_common import destroy, known_rhs, stencil_matrix, true_relative_residual  # noqa: E402
+from petsc_common import arguments, destroy, known_rhs, stencil_matrix, true_relative_residual  # noqa: E402
 
-p = argparse.ArgumentParser()
+p = arguments(512)
 p.add_argument("--problem", choices=["convdiff2d", "poisson2d", "poisson3d"], default="convdiff2d")
-p.add_argument("--n", type=int, default=512)
 p.add_argument("--peclet", type=float, default=100.0)
 p.add_argument("--ksp", choices=["gmres", "bcgs", "cg"], default="gmres")
 p.add_argument("--pc", choices=["none", "jacobi", "gamg"], default="none")
 p.add_argument("--restart", type=int, default=30)
-p.add_argument("--tol", type=float, default=1e-8)
-p.add_argument("--max-iters", type=int, default=5000)
-p.add_argument("--json", default="")
 args, _ = p.parse_known_args()
 
 comm = PETSc.COMM_WORLD
