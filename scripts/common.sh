@@ -52,7 +52,9 @@ spmd_build() {
   cmake -S "$SPMD_ROOT" -B "$build" "${args[@]}" "$@" >"$build.configure.log" 2>&1 ||
     { cat "$build.configure.log" >&2; return 1; }
   spmd_log "building (log: $build.build.log)"
-  cmake --build "$build" -j "${SPMD_JOBS:-$(nproc)}" >"$build.build.log" 2>&1 ||
+  # shellcheck disable=SC2086
+  cmake --build "$build" -j "${SPMD_JOBS:-$(nproc)}" ${SPMD_BUILD_TARGETS:+--target $SPMD_BUILD_TARGETS} \
+    >"$build.build.log" 2>&1 ||
     { tail -60 "$build.build.log" >&2; return 1; }
 }
 

@@ -5,7 +5,8 @@
 # CUDA + NCCL, against MPICH. Skipped (exit 0, loudly) without nvcc or without the Kokkos 4.6
 # archives (../shared/deps beside the clone, or SPMD_DEPS_DIR).
 #   ./scripts/cuda-build.sh          (build dir: SPMD_CUDA_BUILD_DIR, default ./build-cuda;
-#                                     SPMD_CUDA_BENCHMARKS=OFF leaves out the benchmarks)
+#                                     SPMD_CUDA_BENCHMARKS=OFF leaves out the benchmarks;
+#                                     SPMD_CUDA_TARGETS="a b ..." builds only those targets)
 # The binaries for the GPU machines are built against their MPI by scripts/gpu/device-build.sh.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 if ! command -v nvcc >/dev/null; then
@@ -20,9 +21,9 @@ CMAKE_PREFIX_PATH="$prefix" spmd_setup
 build=${SPMD_CUDA_BUILD_DIR:-$SPMD_ROOT/build-cuda}
 mkdir -p "$(dirname "$build")"
 t0=$(date +%s)
-CMAKE_PREFIX_PATH="$prefix" CMAKE_POLICY_VERSION_MINIMUM=3.5 spmd_build "$build" \
+SPMD_BUILD_TARGETS="${SPMD_CUDA_TARGETS:-}" CMAKE_PREFIX_PATH="$prefix" CMAKE_POLICY_VERSION_MINIMUM=3.5 spmd_build "$build" \
   -DCMAKE_CXX_COMPILER="$prefix/bin/nvcc_wrapper" -DSPMD_ENABLE_NCCL=ON -DSPMD_ENABLE_TESTS=ON \
   -DSPMD_ENABLE_APPS=ON -DSPMD_ENABLE_BENCHMARKS="${SPMD_CUDA_BENCHMARKS:-ON}" $(spmd_hdf5_flag)
 grep -q "Kokkos 4.6.1" "$build.configure.log" ||
   { spmd_log "the configure did not pick Kokkos 4.6.1:"; grep -m3 "Kokkos" "$build.configure.log" >&2; exit 1; }
-spmd_log "CUDA build ok in $(($(date +%s) - t0)) s: $(find "$build" -maxdepth 3 -type f -executable -name 'test_*' | wc -l) test programs linked"
+spmd_log "CUDA build ok in $(($(date +%s) - t0)) s (${SPMD_CUDA_TARGETS:-every target}): $(find "$build" -maxdepth 3 -type f -executable -name 'test_*' | wc -l) test programs linked"

@@ -139,7 +139,13 @@ class BlockIlu {
     constexpr bool host = spmd::impl::host_accessible<typename execution_space::memory_space>();
     Handle kh;
     const int est = (opts_.fill_level + 1) * nnz + n;
+#if defined(KOKKOSKERNELS_VERSION) && KOKKOSKERNELS_VERSION >= 40000
+    // Kokkos Kernels 4 has one algorithm (team policy) for host and device alike.
+    (void)host;
+    kh.create_spiluk_handle(SPILUKAlgorithm::SEQLVLSCHD_TP1, n, est, est);
+#else
     kh.create_spiluk_handle(host ? SPILUKAlgorithm::SEQLVLSCHD_RP : SPILUKAlgorithm::SEQLVLSCHD_TP1, n, est, est);
+#endif
     auto* ih = kh.get_spiluk_handle();
     ints lptr("spmd::solvers::block_ilu::L_ptr", n + 1), uptr("spmd::solvers::block_ilu::U_ptr", n + 1);
     ints lcol("spmd::solvers::block_ilu::L_col", est), ucol("spmd::solvers::block_ilu::U_col", est);
