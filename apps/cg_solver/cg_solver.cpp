@@ -548,8 +548,8 @@ int main(int argc, char** argv) {
       // with its SELL copy (24 B) and the reader's routing buffers (48 B).
       const auto size = spmd::sparse::read_matrix_market_size(comm, cfg.file);
       if (size.rows != size.cols)
-        throw spmd::Error(format("the matrix in '%s' is not square (%lld x %lld): CG solves square (symmetric) "
-                                 "systems",
+        throw spmd::Error(format("the matrix in '%s' is not square (%lld x %lld): every --method solves "
+                                 "square systems",
                                  spmd::io::impl::printable(cfg.file, 200).c_str(), static_cast<long long>(size.rows),
                                  static_cast<long long>(size.cols)),
                           true);
