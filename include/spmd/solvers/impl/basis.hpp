@@ -15,12 +15,15 @@
 // `chunk` vectors (32 on host spaces, 8 on devices, where a reduction's partial result lives in
 // registers and shared memory); more are done in several kernels whose local sums are combined
 // in ONE all-reduce by the caller. On host spaces each work item is a chunk of a row: the inner
-// loops over it are contiguous (they vectorise) and the rows stay in cache between the vectors.
+// loops over it are contiguous and the rows stay in cache between the vectors. Within a kernel
+// the vectors are swept four at a time (BasisSweep: four independent sums per pass, where one
+// sum per vector, a serial chain of additions, made GMRES(30) latency-bound).
 
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <string>
 
 #include "spmd/array.hpp"
@@ -48,87 +51,150 @@ struct BasisLayout {
   }
 };
 
-/// s_q += v_q . w over a row chunk (q < c), and s_c += w . w when `norm`.
-template <class T, int N, int K>
-struct BasisDots {
-  BasisLayout<N> at;
-  Kokkos::Array<const T*, K> v;
-  const T* w;
-  int c;
-  bool norm;
-  KOKKOS_INLINE_FUNCTION void operator()(const Kokkos::Array<index_t, N>& k, const index_t lo, const index_t hi,
-                                         spmd::impl::Sums<T, K + 1>& acc) const {
-    const index_t off = at.row(k);
-    const T* wr = w + off;
-    for (int q = 0; q < c; ++q) {
-      const T* vr = v[q] + off;
-      T s = T(0);
-      for (index_t i = lo; i < hi; ++i) s += vr[i] * wr[i];
-      acc.v[q] += s;
+/// The sweeps of a row chunk [lo, hi) that take the basis vectors G at a time, as PETSc's
+/// VecMDot_Seq and VecMAXPY_Seq do: one pass over the chunk per G vectors reads w (or writes d)
+/// once for them, and the G sums are independent accumulators, so a core overlaps G chains of
+/// additions where one accumulator per vector waits for each addition in turn. G is fixed, so a
+/// chunk's sums are the same whatever the data or the rank count. (Several accumulators per
+/// vector, summed at the end, were slower with GCC: it vectorises them with shuffles.)
+template <class T, int G>
+struct BasisSweep {
+  /// out[q] += p[q] . w over [lo, hi) for q < n (n <= K), in groups of G.
+  template <std::size_t K>
+  static KOKKOS_FORCEINLINE_FUNCTION void dots(const Kokkos::Array<const T*, K>& p, const int n, const index_t off,
+                                               const T* w, const index_t lo, const index_t hi, T* out) {
+    int q = 0;
+    for (; q + G <= n; q += G) dots_group<G>(p, q, off, w, lo, hi, out);
+    if (q < n) dots_rest<G - 1>(n - q, p, q, off, w, lo, hi, out);  // the rest: one pass of fixed width
+  }
+  /// d = a (s - sum_q h[q] p[q]) over [lo, hi) for q < n (s null: 0; s may be d), in groups of G:
+  /// each point's terms are subtracted in the order of q, as one vector at a time would.
+  template <std::size_t K>
+  static KOKKOS_FORCEINLINE_FUNCTION void update(const Kokkos::Array<const T*, K>& p, const Kokkos::Array<T, K>& h,
+                                                 const int n, const index_t off, const T* s, T* d, const T a,
+                                                 const index_t lo, const index_t hi) {
+    int q = 0;
+    const T* from = s;
+    for (; q + G < n; q += G) {  // every full group but the last
+      update_group<G>(p, h, q, off, from, d, T(1), lo, hi);
+      from = d;
     }
-    if (norm) {
-      T s = T(0);
-      for (index_t i = lo; i < hi; ++i) s += wr[i] * wr[i];
-      acc.v[c] += s;
+    update_rest<G>(n - q, p, h, q, off, from, d, a, lo, hi);  // the last group scales by a
+  }
+
+ private:
+  // The group of the remaining m (<= M) vectors, m a run-time number.
+  template <int M, std::size_t K>
+  static KOKKOS_FORCEINLINE_FUNCTION void dots_rest(const int m, const Kokkos::Array<const T*, K>& p, const int q,
+                                                    const index_t off, const T* w, const index_t lo, const index_t hi,
+                                                    T* out) {
+    if constexpr (M >= 1) {
+      if (m == M)
+        dots_group<M>(p, q, off, w, lo, hi, out);
+      else
+        dots_rest<M - 1>(m, p, q, off, w, lo, hi, out);
+    }
+  }
+  template <int M, std::size_t K>
+  static KOKKOS_FORCEINLINE_FUNCTION void update_rest(const int m, const Kokkos::Array<const T*, K>& p,
+                                                      const Kokkos::Array<T, K>& h, const int q, const index_t off,
+                                                      const T* s, T* d, const T a, const index_t lo, const index_t hi) {
+    if constexpr (M >= 1) {
+      if (m == M) {
+        update_group<M>(p, h, q, off, s, d, a, lo, hi);
+        return;
+      }
+      update_rest<M - 1>(m, p, h, q, off, s, d, a, lo, hi);
+    } else {
+      update_group<0>(p, h, q, off, s, d, a, lo, hi);
+    }
+  }
+  template <int M, std::size_t K>
+  static KOKKOS_FORCEINLINE_FUNCTION void dots_group(const Kokkos::Array<const T*, K>& p, const int q,
+                                                     const index_t off, const T* w, const index_t lo, const index_t hi,
+                                                     T* out) {
+    static_assert(M >= 1 && M <= G, "spmd::solvers::impl::BasisSweep: a group of 1 to G vectors");
+    const T* r[M];
+    for (int g = 0; g < M; ++g) r[g] = p[q + g] + off;
+    const T* wr = w + off;
+    T s[M];
+    for (int g = 0; g < M; ++g) s[g] = T(0);
+    for (index_t i = lo; i < hi; ++i)
+      for (int g = 0; g < M; ++g) s[g] += r[g][i] * wr[i];
+    for (int g = 0; g < M; ++g) out[q + g] += s[g];
+  }
+  template <int M, std::size_t K>
+  static KOKKOS_FORCEINLINE_FUNCTION void update_group(const Kokkos::Array<const T*, K>& p,
+                                                       const Kokkos::Array<T, K>& h, const int q, const index_t off,
+                                                       const T* s, T* d, const T a, const index_t lo,
+                                                       const index_t hi) {
+    static_assert(M >= 0 && M <= G, "spmd::solvers::impl::BasisSweep: a group of 0 to G vectors");
+    const T* r[M > 0 ? M : 1];
+    T c[M > 0 ? M : 1];
+    for (int g = 0; g < M; ++g) {
+      r[g] = p[q + g] + off;
+      c[g] = h[q + g];
+    }
+    T* dr = d + off;
+    const T* sr = s != nullptr ? s + off : nullptr;
+    for (index_t i = lo; i < hi; ++i) {
+      T t = sr != nullptr ? sr[i] : T(0);
+      for (int g = 0; g < M; ++g) t -= c[g] * r[g][i];
+      dr[i] = a != T(1) ? t * a : t;
     }
   }
 };
 
-/// w -= sum_q h_q v_q over a row chunk, then s_q += v_q . w and s_c += w . w.
-template <class T, int N, int K>
+/// Basis vectors per pass (see BasisSweep): 4, PETSc's choice; 8 was no faster on a host core.
+constexpr int basis_group = 4;
+
+/// s_q += p_q . w over a row chunk for q < n (p_c = w itself for w . w).
+template <class T, int N, int K, int G>
+struct BasisDots {
+  BasisLayout<N> at;
+  Kokkos::Array<const T*, K> p;
+  const T* w;
+  int n;
+  KOKKOS_INLINE_FUNCTION void operator()(const Kokkos::Array<index_t, N>& k, const index_t lo, const index_t hi,
+                                         spmd::impl::Sums<T, K>& acc) const {
+    BasisSweep<T, G>::dots(p, n, at.row(k), w, lo, hi, acc.v);
+  }
+};
+
+/// Points of a row chunk that update_dots updates, then dots, while they are in cache.
+constexpr index_t basis_block = 512;
+
+/// w -= sum_q h_q v_q over a row chunk (q < c), then s_q += v_q . w and s_c += w . w (p_c = w).
+template <class T, int N, int K, int G>
 struct BasisUpdateDots {
   BasisLayout<N> at;
-  Kokkos::Array<const T*, K> v;
+  Kokkos::Array<const T*, K> p;
   Kokkos::Array<T, K> h;
   T* w;
   int c;
   KOKKOS_INLINE_FUNCTION void operator()(const Kokkos::Array<index_t, N>& k, const index_t lo, const index_t hi,
-                                         spmd::impl::Sums<T, K + 1>& acc) const {
+                                         spmd::impl::Sums<T, K>& acc) const {
     const index_t off = at.row(k);
-    T* wr = w + off;
-    for (int q = 0; q < c; ++q) {
-      const T* vr = v[q] + off;
-      const T hq = h[q];
-      for (index_t i = lo; i < hi; ++i) wr[i] -= hq * vr[i];
+    for (index_t b = lo; b < hi; b += basis_block) {
+      const index_t e = hi - b > basis_block ? b + basis_block : hi;
+      BasisSweep<T, G>::update(p, h, c, off, w, w, T(1), b, e);
+      BasisSweep<T, G>::dots(p, c + 1, off, w, b, e, acc.v);
     }
-    for (int q = 0; q < c; ++q) {
-      const T* vr = v[q] + off;
-      T s = T(0);
-      for (index_t i = lo; i < hi; ++i) s += vr[i] * wr[i];
-      acc.v[q] += s;
-    }
-    T s = T(0);
-    for (index_t i = lo; i < hi; ++i) s += wr[i] * wr[i];
-    acc.v[c] += s;
   }
 };
 
 /// dst = a (src - sum_q h_q v_q) over a row chunk (src null: 0).
-template <class T, int N, int K>
+template <class T, int N, int K, int G>
 struct BasisCombine {
   BasisLayout<N> at;
-  Kokkos::Array<const T*, K> v;
+  Kokkos::Array<const T*, K> p;
   Kokkos::Array<T, K> h;
   const T* src;
   T* dst;
   T a;
   int c;
   KOKKOS_INLINE_FUNCTION void operator()(const Kokkos::Array<index_t, N>& k, const index_t lo, const index_t hi) const {
-    const index_t off = at.row(k);
-    T* dr = dst + off;
-    if (src != nullptr) {
-      const T* sr = src + off;
-      for (index_t i = lo; i < hi; ++i) dr[i] = sr[i];
-    } else {
-      for (index_t i = lo; i < hi; ++i) dr[i] = T(0);
-    }
-    for (int q = 0; q < c; ++q) {
-      const T* vr = v[q] + off;
-      const T hq = h[q];
-      for (index_t i = lo; i < hi; ++i) dr[i] -= hq * vr[i];
-    }
-    if (a != T(1))
-      for (index_t i = lo; i < hi; ++i) dr[i] *= a;
+    BasisSweep<T, G>::update(p, h, c, at.row(k), src, dst, a, lo, hi);
   }
 };
 
@@ -141,8 +207,7 @@ class BasisKernels {
   using execution_space = typename V::execution_space;
   static constexpr int N = V::rank;
   /// Vectors one kernel takes (see the file comment).
-  static constexpr int chunk =
-      spmd::impl::host_accessible<typename execution_space::memory_space>() ? 32 : 8;
+  static constexpr int chunk = spmd::impl::host_accessible<typename execution_space::memory_space>() ? 32 : 8;
 
   BasisKernels() = default;
   /// For vectors laid out like `like` (its halo and storage). Local.
@@ -172,11 +237,13 @@ class BasisKernels {
   void dots(const execution_space& exec, const T* const* v, const int c, const T* w, bool norm, T* out) const {
     for (int q0 = 0; q0 < c || (q0 == 0 && norm); q0 += chunk) {
       const int n = std::min(chunk, c - q0);
-      BasisDots<T, N, chunk> body{at_, {}, w, n, norm && q0 + chunk >= c};
-      for (int q = 0; q < n; ++q) body.v[q] = v[q0 + q];
+      const bool with_norm = norm && q0 + chunk >= c;
+      BasisDots<T, N, chunk + 1, basis_group> body{at_, {}, w, n + (with_norm ? 1 : 0)};
+      for (int q = 0; q < n; ++q) body.p[q] = v[q0 + q];
+      if (with_norm) body.p[n] = w;
       const auto s = reduce("spmd::solvers::gmres::dots", exec, body);
       for (int q = 0; q < n; ++q) out[q0 + q] = s.v[q];
-      if (body.norm) out[c] = s.v[n];
+      if (with_norm) out[c] = s.v[n];
       if (n <= 0) break;
     }
   }
@@ -185,11 +252,12 @@ class BasisKernels {
   /// One sweep of the vectors when they fit one kernel. Waits. Local.
   void update_dots(const execution_space& exec, const T* const* v, const int c, const T* h, T* w, T* out) const {
     if (c <= chunk) {
-      BasisUpdateDots<T, N, chunk> body{at_, {}, {}, w, c};
+      BasisUpdateDots<T, N, chunk + 1, basis_group> body{at_, {}, {}, w, c};
       for (int q = 0; q < c; ++q) {
-        body.v[q] = v[q];
+        body.p[q] = v[q];
         body.h[q] = h[q];
       }
+      body.p[c] = w;
       const auto s = reduce("spmd::solvers::gmres::update_dots", exec, body);
       for (int q = 0; q <= c; ++q) out[q] = s.v[q];
       return;
@@ -205,9 +273,9 @@ class BasisKernels {
     do {
       const int n = std::min(chunk, c - q0);
       const bool last = q0 + n >= c;
-      BasisCombine<T, N, chunk> body{at_, {}, {}, q0 == 0 ? src : dst, dst, last ? a : T(1), n};
+      BasisCombine<T, N, chunk, basis_group> body{at_, {}, {}, q0 == 0 ? src : dst, dst, last ? a : T(1), n};
       for (int q = 0; q < n; ++q) {
-        body.v[q] = v[q0 + q];
+        body.p[q] = v[q0 + q];
         body.h[q] = h[q0 + q];
       }
       spmd::impl::for_box(exec, "spmd::solvers::gmres::combine", items(), body);
@@ -216,9 +284,7 @@ class BasisKernels {
   }
 
  private:
-  spmd::impl::BoxItems<N> items() const {
-    return spmd::impl::BoxItems<N>::template make<execution_space>(ext_, false);
-  }
+  spmd::impl::BoxItems<N> items() const { return spmd::impl::BoxItems<N>::template make<execution_space>(ext_, false); }
   template <class Body>
   spmd::impl::Sums<T, chunk + 1> reduce(const char* label, const execution_space& exec, const Body& body) const {
     return spmd::impl::reduce_box<BasisSumsRule<T, chunk + 1>>(exec, label, items(), body);
