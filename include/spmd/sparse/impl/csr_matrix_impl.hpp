@@ -266,6 +266,9 @@ void CsrMatrix<T, M>::build_blocks(const impl::HostRows<T>& in, std::vector<inde
   Kokkos::deep_copy(d_val, hd_val);
   Kokkos::deep_copy(o_val, ho_val);
   Kokkos::deep_copy(diagonal_, h_diag);
+  // The chunk offsets were filled in their host mirror (the same View on host spaces): on a
+  // device they must be copied, or every chunk reads as empty and the product is zero.
+  if (storage_.sliced) Kokkos::deep_copy(d_chunk, chunk_ptr);
   if (storage_.sliced)
     sell_ = impl::SellBlock<T, M>{d_chunk, d_col, d_val, d_map};
   else
