@@ -84,9 +84,9 @@ CALIBRATION = {
     # copies over NVLink, ordered by IPC events and MPI notices): a few us to start a copy plus
     # NVLink bandwidth; --calibration-from replaces it with the measured points.
     "halo_ipc": [[1024 * 8, 12.0e-6], [4096 * 8, 13.0e-6], [128 * 128 * 8, 14.0e-6], [256 * 256 * 8, 20.0e-6]],
-    # the backend of the model's exchanges within one node: NCCL, the one measured so far; the
-    # automatic choice is ipc since issue 24, and --calibration-from sets this to the backend
-    # bench_halo's automatic runs used (between nodes always NCCL, with the network terms)
+    # the backend of the model's exchanges within one node: NCCL, the automatic choice for device
+    # data (measured faster than ipc on a 4 x H200 node, 2026-11-27); --calibration-from sets this
+    # to the backend bench_halo's automatic runs used (between nodes always NCCL, with the network terms)
     "halo_backend_node": "nccl",
     # assumed: between nodes (InfiniBand NDR, one 200 Gb/s port per GPU): latency added to the
     # intra-node alpha and the bandwidth per GPU.

@@ -252,7 +252,11 @@ Backend resolve_plan_backend(const Comm& comm, Backend requested, const char* fn
   }
   if (requested != Backend::automatic || env != Backend::automatic || comm.size() == 1 || !device)
     return resolve_backend<MemorySpace>(comm, requested, fn);
-  // Device data, automatic: ipc where every rank reaches its peers (agreed), else NCCL or MPI.
+  // Device data, automatic: NCCL where it can run, else ipc where every rank reaches its peers
+  // (agreed), else MPI. NCCL first because it measured faster than ipc on a 4 x H200 NVLink node
+  // (2026-11-27, bench_halo: a 2-D face 33 against 45 us at 4 GPUs; stencil --fast at 16384^2 on
+  // 4 GPUs 0.93 against 0.88 strong-scaling efficiency; docs/performance.md).
+  if (SPMD_HAVE_NCCL && nccl_usable(comm)) return Backend::nccl;
   if constexpr (ipc_space_supported<MemorySpace>()) {
     const bool here = ipc_reachable(comm, peers, ipc_space_of<MemorySpace>());
     if (comm.allreduce(here ? 1 : 0, Op::min) == 1) return Backend::ipc;
