@@ -35,7 +35,9 @@ double dot(const Vec& a, const Vec& b) {
   for (std::size_t k = 0; k < a.size(); ++k) s += a[k] * b[k];
   return s;
 }
-double norm(const Vec& a) { return std::sqrt(dot(a, a)); }
+double norm(const Vec& a) {
+  return std::sqrt(dot(a, a));
+}
 double max_abs_diff(const Vec& a, const Vec& b) {
   double m = 0;
   for (std::size_t k = 0; k < a.size(); ++k) m = std::max(m, std::abs(a[k] - b[k]));
@@ -238,7 +240,9 @@ Ref serial_bicgstab(const HostCsr& A, const Vec& b, double rtol, int max_iters, 
 }
 
 /// More ranks than the CI machine's two cores: run fewer configurations.
-bool oversubscribed() { return world().size() > 2; }
+bool oversubscribed() {
+  return world().size() > 2;
+}
 
 Vec inverse(const Vec& d) {
   Vec o(d.size());
@@ -256,7 +260,9 @@ V1 from_host(const Csr& A, const Vec& h, const char* label) {
 }
 
 enum class Method { gmres, fgmres, bicgstab };
-const char* name(Method m) { return m == Method::gmres ? "gmres" : m == Method::fgmres ? "fgmres" : "bicgstab"; }
+const char* name(Method m) {
+  return m == Method::gmres ? "gmres" : m == Method::fgmres ? "fgmres" : "bicgstab";
+}
 template <class Op>
 sv::SolveResult solve(Method m, const Op& A, const typename Op::vector_type& b, const typename Op::vector_type& x,
                       const sv::SolverOptions& o, const sv::Preconditioner<typename Op::vector_type>& M = {}) {

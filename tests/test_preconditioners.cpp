@@ -41,7 +41,9 @@ double max_abs_diff(const Vec& a, const Vec& b) {
   for (std::size_t k = 0; k < a.size(); ++k) m = std::max(m, std::abs(a[k] - b[k]));
   return m;
 }
-bool oversubscribed() { return world().size() > 2; }
+bool oversubscribed() {
+  return world().size() > 2;
+}
 
 template <int N>
 spmd::Index<N> cube(index_t n) {
@@ -282,8 +284,8 @@ int mg_cg(const spmd::Index<N>& shape, int bound, const sv::MultigridOptions& mo
   o.rtol = 1e-8;
   o.max_iters = 100;
   const auto res = sv::cg(L, b, x, M, o);
-  const std::string what = spmd::impl::shape_str(shape) + " at " + std::to_string(world().size()) + " ranks: " +
-                           M.describe();
+  const std::string what =
+      spmd::impl::shape_str(shape) + " at " + std::to_string(world().size()) + " ranks: " + M.describe();
   EXPECT_TRUE(res.converged) << what << ": " << sv::to_string(res.reason);
   EXPECT_LE(res.iterations, bound) << what;
   auto e = L.make_vector("e");
@@ -296,8 +298,8 @@ int mg_cg(const spmd::Index<N>& shape, int bound, const sv::MultigridOptions& mo
 
 TEST(Multigrid, IterationsBoundedOverSizes2d) {
   // 2^k - 1 (the coarse grids nest exactly), even and mixed sizes.
-  for (const auto& s : {spmd::Index<2>{31, 31}, spmd::Index<2>{64, 64}, spmd::Index<2>{100, 37},
-                        spmd::Index<2>{127, 127}}) {
+  for (const auto& s :
+       {spmd::Index<2>{31, 31}, spmd::Index<2>{64, 64}, spmd::Index<2>{100, 37}, spmd::Index<2>{127, 127}}) {
     if (oversubscribed() && s[0] == 127) continue;
     mg_cg<2>(s, 12);
   }

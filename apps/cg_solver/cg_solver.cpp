@@ -141,7 +141,9 @@ double solver_bytes_per_row(const Config& cfg, bool jacobi) {
   if (cfg.method == "gmres" || cfg.method == "fgmres") return 12.0 * (cfg.restart - 1) + 64.0 + (jacobi ? 24.0 : 0.0);
   return jacobi ? 112.0 : 96.0;
 }
-int operator_applications(const Config& cfg) { return cfg.method == "bicgstab" ? 2 : 1; }
+int operator_applications(const Config& cfg) {
+  return cfg.method == "bicgstab" ? 2 : 1;
+}
 
 #if SPMD_HAVE_HDF5
 template <class V>
@@ -171,9 +173,8 @@ sv::SolverState<typename Op::vector_type> load_state(const std::string& path, co
   const std::string solver = cfg.method == "pipelined" ? "pipelined_cg" : cfg.method, precond = text("precond");
   if (st.solver != solver || precond != cfg.precond)
     throw spmd::Error("restart: the checkpoint '" + spmd::io::impl::printable(path) + "' holds the state of solver " +
-                          spmd::apps::value_str(st.solver) + " with preconditioner " +
-                          spmd::apps::value_str(precond) + ", not of " + solver + " with " + cfg.precond +
-                          " as its record says",
+                          spmd::apps::value_str(st.solver) + " with preconditioner " + spmd::apps::value_str(precond) +
+                          ", not of " + solver + " with " + cfg.precond + " as its record says",
                       true);
   if (!sv::precond_from_string(precond, st.precond))
     throw spmd::Error("restart: the checkpoint '" + spmd::io::impl::printable(path) +
@@ -189,8 +190,8 @@ sv::SolverState<typename Op::vector_type> load_state(const std::string& path, co
     if (a.first.rfind("state.", 0) == 0 && std::holds_alternative<double>(a.second)) {
       const double v = std::get<double>(a.second);
       if (!std::isfinite(v))
-        throw spmd::Error("restart: the checkpoint '" + spmd::io::impl::printable(path) + "' records " + a.first +
-                              " " + spmd::apps::readable(v) + ", not a finite number",
+        throw spmd::Error("restart: the checkpoint '" + spmd::io::impl::printable(path) + "' records " + a.first + " " +
+                              spmd::apps::readable(v) + ", not a finite number",
                           true);
       st.scalars.emplace_back(a.first.substr(6), v);
     }
@@ -255,7 +256,8 @@ int run(const Op& A, const sv::Preconditioner<typename Op::vector_type>& M, doub
   app.say(comm, format("cg_solver: %s, %lld unknowns, %lld entries, %s operator, %s, precond %s, %d ranks, backend %s",
                        pb.name.c_str(), static_cast<long long>(pb.rows), static_cast<long long>(pb.nnz), pb.op.c_str(),
                        name.c_str(), precond.c_str(), comm.size(), spmd::Runtime::backend().c_str()));
-  if (M) app.say(comm, format("cg_solver: preconditioner set up in %s", spmd::apps::duration_str(setup_seconds).c_str()));
+  if (M)
+    app.say(comm, format("cg_solver: preconditioner set up in %s", spmd::apps::duration_str(setup_seconds).c_str()));
 
   bool done = false;
   progress.start();
@@ -285,10 +287,9 @@ int run(const Op& A, const sv::Preconditioner<typename Op::vector_type>& M, doub
   }
   const sv::SolveResult& res = solver.result();
   const std::int64_t run_iters = res.iterations - start.step;
-  const double bytes =
-      operator_applications(cfg) * (pb.op_bytes_per_row * static_cast<double>(pb.rows) +
-                                    (pb.op == "csr" ? 12.0 * static_cast<double>(pb.nnz) : 0.0)) +
-      solver_bytes_per_row(cfg, o.precond == sv::Precond::jacobi) * static_cast<double>(pb.rows);
+  const double bytes = operator_applications(cfg) * (pb.op_bytes_per_row * static_cast<double>(pb.rows) +
+                                                     (pb.op == "csr" ? 12.0 * static_cast<double>(pb.nnz) : 0.0)) +
+                       solver_bytes_per_row(cfg, o.precond == sv::Precond::jacobi) * static_cast<double>(pb.rows);
   Kokkos::fence();
   report.set_timings(progress, progress.elapsed() - t_iterations, std::max<std::int64_t>(run_iters, 0), bytes,
                      "B/s (byte model)", comm);
@@ -315,8 +316,8 @@ int run(const Op& A, const sv::Preconditioner<typename Op::vector_type>& M, doub
                        1e3 * per_iter, per_iter > 0 ? bytes / per_iter * 1e-9 : 0.0, bytes));
 
   nlohmann::json shape = pb.name == "poisson2d" || pb.name == "convdiff2d" ? nlohmann::json{pb.n, pb.n}
-                         : pb.name == "poisson3d"                         ? nlohmann::json{pb.n, pb.n, pb.n}
-                                                                          : nlohmann::json{pb.rows};
+                         : pb.name == "poisson3d"                          ? nlohmann::json{pb.n, pb.n, pb.n}
+                                                                           : nlohmann::json{pb.rows};
   report.j["problem"] = {{"name", pb.name},
                          {"operator", pb.op},
                          {"n", pb.n},
@@ -434,8 +435,9 @@ int main(int argc, char** argv) {
 
   CLI::App& cli = app.cli();
   Config cfg;
-  cli.add_option("--problem", cfg.problem,
-                 "poisson2d, poisson3d, convdiff2d (upwind convection-diffusion, --peclet) or mm (Matrix Market, --file)")
+  cli.add_option(
+         "--problem", cfg.problem,
+         "poisson2d, poisson3d, convdiff2d (upwind convection-diffusion, --peclet) or mm (Matrix Market, --file)")
       ->check(spmd::apps::one_of({"poisson2d", "poisson3d", "convdiff2d", "mm"}));
   cli.add_option("--n", cfg.n, "unknowns per axis (0: 2048 in 2-D, 128 in 3-D)")
       ->check(spmd::apps::in_range(0, double(index_t(1) << 30)));
@@ -447,9 +449,10 @@ int main(int argc, char** argv) {
   cli.add_option("--max-iters", cfg.max_iters, "iteration limit, counted from the start of the run")
       ->check(spmd::apps::in_range(0, INT_MAX));
   auto* method = cli.add_option("--method", cfg.method,
-                                 "cg, pipelined (symmetric matrices), gmres, fgmres or bicgstab (any matrix)")
+                                "cg, pipelined (symmetric matrices), gmres, fgmres or bicgstab (any matrix)")
                      ->check(spmd::apps::one_of({"cg", "pipelined", "gmres", "fgmres", "bicgstab"}));
-  cli.add_flag("--pipelined", cfg.pipelined, "pipelined CG (one nonblocking all-reduce per iteration): --method pipelined")
+  cli.add_flag("--pipelined", cfg.pipelined,
+               "pipelined CG (one nonblocking all-reduce per iteration): --method pipelined")
       ->excludes(method);
   cli.add_option("--precond", cfg.precond,
                  "none, jacobi, chebyshev (polynomial), ilu (block Jacobi ILU(0), --operator csr) or mg (geometric "
@@ -509,9 +512,10 @@ int main(int argc, char** argv) {
       throw spmd::Error("--precond ilu needs --operator csr (block Jacobi ILU factors the matrix's diagonal blocks)",
                         true);
     if (cfg.precond == "mg" && (cfg.op != "matrix-free" || cfg.problem == "mm" || cfg.problem == "convdiff2d"))
-      throw spmd::Error("--precond mg needs --operator matrix-free and --problem poisson2d or poisson3d (geometric "
-                        "multigrid on the grid)",
-                        true);
+      throw spmd::Error(
+          "--precond mg needs --operator matrix-free and --problem poisson2d or poisson3d (geometric "
+          "multigrid on the grid)",
+          true);
     if (cfg.precond == "ilu" && cfg.symmetric_method())
       throw spmd::Error("--precond ilu is not symmetric, which --method " + cfg.method +
                             " needs: use --method gmres, fgmres or bicgstab",
@@ -575,8 +579,8 @@ int main(int argc, char** argv) {
       if (cfg.problem == "poisson2d")
         return run_with(sv::Laplacian<double, 2>(comm, spmd::Index<2>{n, n}), true, pb, cfg, app, ckpt, start, record,
                         comm);
-      return run_with(sv::Laplacian<double, 3>(comm, spmd::Index<3>{n, n, n}), true, pb, cfg, app, ckpt, start,
-                      record, comm);
+      return run_with(sv::Laplacian<double, 3>(comm, spmd::Index<3>{n, n, n}), true, pb, cfg, app, ckpt, start, record,
+                      comm);
     }
     pb.op_bytes_per_row = 20.0;  // CSR: 12 B per entry (value, column) + 20 B per row (offset, x, y)
     const auto A = cfg.problem == "poisson2d"   ? spmd::sparse::poisson2d<double>(comm, n, n)

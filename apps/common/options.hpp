@@ -81,8 +81,7 @@ inline std::string parse_finite(const std::string& s, double& v) {
 /// A CLI11 validator from `check(value) -> "" or why not`, shown in --help as `desc`. Local.
 template <class F>
 CLI::Validator validator(F check, std::string desc, std::string name) {
-  return CLI::Validator([check](std::string& s) -> std::string { return check(s); }, std::move(desc),
-                        std::move(name));
+  return CLI::Validator([check](std::string& s) -> std::string { return check(s); }, std::move(desc), std::move(name));
 }
 
 /// A finite number in [lo, hi]: counts (ints) and bounded reals. Local.
@@ -213,17 +212,28 @@ inline std::string screen_kokkos_arguments(std::vector<char*>& args) {
     bool prefix;  // Kokkos 4 matches the name as a prefix (anything after it must be '=' or nothing)
   };
   static const Known known[] = {
-      {"--kokkos-num-threads", integer, 1, 4096, true},  {"--kokkos-threads", integer, 1, 4096, false},
-      {"--threads", integer, 1, 4096, false},            {"--kokkos-numa", integer, 1, 1024, false},
-      {"--numa", integer, 1, 1024, false},               {"--kokkos-device-id", integer, 0, 65535, true},
-      {"--kokkos-device", integer, 0, 65535, false},     {"--device-id", integer, 0, 65535, false},
-      {"--device", integer, 0, 65535, false},            {"--kokkos-num-devices", devices, 0, 65535, false},
-      {"--kokkos-ndevices", devices, 0, 65535, false},   {"--num-devices", devices, 0, 65535, false},
-      {"--ndevices", devices, 0, 65535, false},          {"--kokkos-tools-library", text, 0, 0, true},
-      {"--kokkos-tools-libs", text, 0, 0, true},         {"--kokkos-tools-args", text, 0, 0, true},
-      {"--kokkos-map-device-id-by", choice, 0, 0, true}, {"--kokkos-disable-warnings", flag, 0, 0, true},
-      {"--kokkos-print-configuration", flag, 0, 0, true}, {"--kokkos-tune-internals", flag, 0, 0, true},
-      {"--kokkos-tools-help", flag, 0, 0, false},        {"--kokkos-help", flag, 0, 0, false},
+      {"--kokkos-num-threads", integer, 1, 4096, true},
+      {"--kokkos-threads", integer, 1, 4096, false},
+      {"--threads", integer, 1, 4096, false},
+      {"--kokkos-numa", integer, 1, 1024, false},
+      {"--numa", integer, 1, 1024, false},
+      {"--kokkos-device-id", integer, 0, 65535, true},
+      {"--kokkos-device", integer, 0, 65535, false},
+      {"--device-id", integer, 0, 65535, false},
+      {"--device", integer, 0, 65535, false},
+      {"--kokkos-num-devices", devices, 0, 65535, false},
+      {"--kokkos-ndevices", devices, 0, 65535, false},
+      {"--num-devices", devices, 0, 65535, false},
+      {"--ndevices", devices, 0, 65535, false},
+      {"--kokkos-tools-library", text, 0, 0, true},
+      {"--kokkos-tools-libs", text, 0, 0, true},
+      {"--kokkos-tools-args", text, 0, 0, true},
+      {"--kokkos-map-device-id-by", choice, 0, 0, true},
+      {"--kokkos-disable-warnings", flag, 0, 0, true},
+      {"--kokkos-print-configuration", flag, 0, 0, true},
+      {"--kokkos-tune-internals", flag, 0, 0, true},
+      {"--kokkos-tools-help", flag, 0, 0, false},
+      {"--kokkos-help", flag, 0, 0, false},
   };
   const auto whole_number = [](const std::string& s, long lo, long hi) {
     if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) return false;

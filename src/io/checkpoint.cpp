@@ -67,8 +67,8 @@ struct Where {
   std::string path;
   std::string note = {};  // e.g. "written as its temporary '.x.h5.tmp-...'"
   [[noreturn]] void fail(const std::string& what) const {
-    throw Error(str(fn, ": ", what, " failed for '", path, "'", note.empty() ? "" : " (" + note + ")", ": ",
-                    hdf5_errors()));
+    throw Error(
+        str(fn, ": ", what, " failed for '", path, "'", note.empty() ? "" : " (" + note + ")", ": ", hdf5_errors()));
   }
   herr_t check(herr_t rc, const char* what) const {
     if (rc < 0) fail(what);
@@ -716,7 +716,8 @@ void write_integrity_record(const std::string& tmp, std::vector<DataRange> range
                             const char* fn) {
   Fd f;
   f.fd = ::open(tmp.c_str(), O_RDWR | O_CLOEXEC);
-  if (f.fd < 0) throw Error(str(fn, ": cannot reopen '", tmp, "' to write its integrity record: ", std::strerror(errno)));
+  if (f.fd < 0)
+    throw Error(str(fn, ": cannot reopen '", tmp, "' to write its integrity record: ", std::strerror(errno)));
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) throw Error(str(fn, ": cannot stat '", tmp, "': ", std::strerror(errno)));
   std::sort(ranges.begin(), ranges.end(), [](const DataRange& a, const DataRange& b) { return a.offset < b.offset; });
@@ -1249,8 +1250,8 @@ void CheckpointSeries::claim(bool continuing) {
       if (problem.empty())
         problem = impl::series_special_file(prefix_);
       else if (problem.rfind("cannot write", 0) == 0)
-        problem = "the checkpoint prefix '" + impl::printable(prefix_, 200) + "' cannot be written: " +
-                  problem.substr(problem.find(':') + 2);
+        problem = "the checkpoint prefix '" + impl::printable(prefix_, 200) +
+                  "' cannot be written: " + problem.substr(problem.find(':') + 2);
     }
     impl::root_check(comm_, problem.empty() ? problem : impl::str("spmd::io::CheckpointSeries: ", problem));
   }

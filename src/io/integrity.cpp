@@ -54,8 +54,8 @@ std::uint32_t integrity_block_size(std::size_t ranges) {
 std::string encode_integrity_record(const IntegrityRecord& r) {
   const std::size_t n = r.ranges.size();
   if (integrity_record_bytes(n) > r.block)
-    throw Error(str("spmd::io::encode_integrity_record: ", n, " data ranges do not fit a user block of ", r.block,
-                    " bytes"));
+    throw Error(
+        str("spmd::io::encode_integrity_record: ", n, " data ranges do not fit a user block of ", r.block, " bytes"));
   std::string s(r.block, '\0');
   std::memcpy(&s[0], integrity_magic(), magic_bytes);
   put32(s, 8, integrity_version);
@@ -104,8 +104,8 @@ std::string decode_integrity_record(const std::string& head, std::uint64_t file_
   const std::string damaged = "is damaged: its integrity record ";
   // The fields needed to find the record's end, checked before they are used.
   if (block < 512 || block > integrity_max_block || (block & (block - 1)) != 0)
-    return str(damaged, "gives a user block of ", block, " bytes (a power of two from 512 to ",
-               integrity_max_block, " expected)");
+    return str(damaged, "gives a user block of ", block, " bytes (a power of two from 512 to ", integrity_max_block,
+               " expected)");
   if (integrity_record_bytes(n) > block)
     return str(damaged, "lists ", n, " data ranges, more than its ", block, "-byte user block holds");
   if (head.size() < block) {

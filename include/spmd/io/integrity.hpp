@@ -47,11 +47,11 @@ struct DataRange {
 
 /// A checkpoint file's integrity record (see the file comment).
 struct IntegrityRecord {
-  std::uint32_t block = 512;      ///< user block size: the record's room, where HDF5's file starts
-  std::uint64_t file_size = 0;    ///< the file's size in bytes
-  std::uint32_t file_crc = 0;     ///< CRC-32 of bytes [block, file_size)
-  std::uint32_t metadata_crc = 0; ///< CRC-32 of the bytes of [block, file_size) outside `ranges`
-  std::vector<DataRange> ranges;  ///< the datasets' raw data, ascending by offset
+  std::uint32_t block = 512;       ///< user block size: the record's room, where HDF5's file starts
+  std::uint64_t file_size = 0;     ///< the file's size in bytes
+  std::uint32_t file_crc = 0;      ///< CRC-32 of bytes [block, file_size)
+  std::uint32_t metadata_crc = 0;  ///< CRC-32 of the bytes of [block, file_size) outside `ranges`
+  std::vector<DataRange> ranges;   ///< the datasets' raw data, ascending by offset
 };
 
 /// The record's fixed start: "\x89SPMDCK\n". Local.

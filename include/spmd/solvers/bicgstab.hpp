@@ -105,11 +105,11 @@ class BiCGStab : public impl::KrylovBase<BiCGStab<Operator>, Operator> {
     spmd::copy(this->exec_, this->t_, x);
     impl::apply_on(this->exec_, A_, this->t_, tv_);
     value_type red[2];
-    this->template reduce_sums<2>("spmd::solvers::bicgstab::start", r_,
-                                  impl::BicgStart<Acc, value_type>{b.owned_access(), tv_.owned_access(),
-                                                                   r_.owned_access(), rh_.owned_access(),
-                                                                   p_.owned_access(), v_.owned_access()},
-                                  red);
+    this->template reduce_sums<2>(
+        "spmd::solvers::bicgstab::start", r_,
+        impl::BicgStart<Acc, value_type>{b.owned_access(), tv_.owned_access(), r_.owned_access(), rh_.owned_access(),
+                                         p_.owned_access(), v_.owned_access()},
+        red);
     it_ = 0;
     rho_ = red[1];
     beta_ = omega_ = value_type(0);
@@ -131,15 +131,15 @@ class BiCGStab : public impl::KrylovBase<BiCGStab<Operator>, Operator> {
     const auto dinv = this->dinv_access(r_);
     const double rn0 = progress_.result().residual;
     if (J)
-      impl::for_points(this->exec_, "spmd::solvers::bicgstab::direction", r_,
-                       impl::BicgDirection<Acc, value_type, true>{p_.owned_access(), r_.owned_access(),
-                                                                  v_.owned_access(), ph_.owned_access(), dinv, beta_,
-                                                                  omega_});
+      impl::for_points(
+          this->exec_, "spmd::solvers::bicgstab::direction", r_,
+          impl::BicgDirection<Acc, value_type, true>{p_.owned_access(), r_.owned_access(), v_.owned_access(),
+                                                     ph_.owned_access(), dinv, beta_, omega_});
     else
-      impl::for_points(this->exec_, "spmd::solvers::bicgstab::direction", r_,
-                       impl::BicgDirection<Acc, value_type, false>{p_.owned_access(), r_.owned_access(),
-                                                                   v_.owned_access(), ph_.owned_access(), dinv, beta_,
-                                                                   omega_});
+      impl::for_points(
+          this->exec_, "spmd::solvers::bicgstab::direction", r_,
+          impl::BicgDirection<Acc, value_type, false>{p_.owned_access(), r_.owned_access(), v_.owned_access(),
+                                                      ph_.owned_access(), dinv, beta_, omega_});
     if (this->general()) this->M_.apply(this->exec_, p_, ph_);
     impl::apply_on(this->exec_, A_, ph_, v_);
     value_type sv[2];
@@ -198,8 +198,8 @@ class BiCGStab : public impl::KrylovBase<BiCGStab<Operator>, Operator> {
     this->template reduce_sums<2>(
         "spmd::solvers::bicgstab::update", r_,
         impl::BicgUpdate<Acc, value_type>{this->x_.owned_access(), ph_.owned_access(), sh_.owned_access(),
-                                          r_.owned_access(), s_.owned_access(), tv_.owned_access(),
-                                          rh_.owned_access(), alpha, omega_},
+                                          r_.owned_access(), s_.owned_access(), tv_.owned_access(), rh_.owned_access(),
+                                          alpha, omega_},
         ru);
     ++it_;
     const double rn = std::sqrt(static_cast<double>(ru[1]));
@@ -207,12 +207,13 @@ class BiCGStab : public impl::KrylovBase<BiCGStab<Operator>, Operator> {
     const Reason why = progress_.test(rn, it_);
     if (why != Reason::none) return stop(why, rn);
     const double rho = static_cast<double>(ru[0]);
-    if (!std::isfinite(rho)) return stop(Reason::nan_or_inf, rn, spmd::impl::str("r_hat.r = ", rho, " in iteration ", it_));
+    if (!std::isfinite(rho))
+      return stop(Reason::nan_or_inf, rn, spmd::impl::str("r_hat.r = ", rho, " in iteration ", it_));
     if (!(std::abs(rho) > eps() * rhnorm_ * rn))
-      return stop(Reason::breakdown, rn,
-                  spmd::impl::str("rho = r_hat.r = ", rho, " in iteration ", it_, " (||r_hat|| = ", rhnorm_,
-                                  ", ||r|| = ", rn,
-                                  "): the residual is orthogonal to the shadow residual to working precision"));
+      return stop(
+          Reason::breakdown, rn,
+          spmd::impl::str("rho = r_hat.r = ", rho, " in iteration ", it_, " (||r_hat|| = ", rhnorm_, ", ||r|| = ", rn,
+                          "): the residual is orthogonal to the shadow residual to working precision"));
     beta_ = static_cast<value_type>((rho / static_cast<double>(rho_)) * (static_cast<double>(alpha) / omega));
     rho_ = ru[0];
     return false;
@@ -296,8 +297,8 @@ SolveResult bicgstab(const typename Operator::vector_type::execution_space& exec
 /// bicgstab() preconditioned by M on a default instance. Collective.
 template <class Operator>
 SolveResult bicgstab(const Operator& A, const typename Operator::vector_type& b,
-                     const typename Operator::vector_type& x,
-                     const Preconditioner<typename Operator::vector_type>& M, const SolverOptions& opts = {}) {
+                     const typename Operator::vector_type& x, const Preconditioner<typename Operator::vector_type>& M,
+                     const SolverOptions& opts = {}) {
   return bicgstab(typename Operator::vector_type::execution_space(), A, b, x, M, opts);
 }
 

@@ -219,10 +219,9 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
   /// r = b - A x, z = M r, p = z; (b.b, r.r, r.z) (a preconditioner object). Collective.
   void start_general(value_type (&red)[3]) {
     value_type s2[2], s1[1];
-    this->template reduce_sums<2>("spmd::solvers::cg::start", r_,
-                                  impl::CgStartResidual<Acc, value_type>{this->b_.owned_access(), q_.owned_access(),
-                                                                         r_.owned_access()},
-                                  s2);
+    this->template reduce_sums<2>(
+        "spmd::solvers::cg::start", r_,
+        impl::CgStartResidual<Acc, value_type>{this->b_.owned_access(), q_.owned_access(), r_.owned_access()}, s2);
     this->M_.apply(this->exec_, r_, z_);
     this->template reduce_sums<1>(
         "spmd::solvers::cg::start_direction", r_,
@@ -525,18 +524,18 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
   void start(value_type (&red)[4]) {
     this->template reduce_sums<4>(
         "spmd::solvers::pipelined_cg::start", r_,
-        impl::PcgStart<Acc, value_type, J, D>{this->b_.owned_access(), r_.owned_access(), u_.owned_access(),
-                                           w_.owned_access(), m_.owned_access(), z_.owned_access(), q_.owned_access(),
-                                           s_.owned_access(), p_.owned_access(), this->dinv_access(r_)},
+        impl::PcgStart<Acc, value_type, J, D>{
+            this->b_.owned_access(), r_.owned_access(), u_.owned_access(), w_.owned_access(), m_.owned_access(),
+            z_.owned_access(), q_.owned_access(), s_.owned_access(), p_.owned_access(), this->dinv_access(r_)},
         red);
   }
   template <bool J, bool D = J>
   void replace_sums(value_type (&red)[3]) {
-    this->template reduce_sums<3>(
-        "spmd::solvers::pipelined_cg::replace", r_,
-        impl::PcgReplace<Acc, value_type, J, D>{r_.owned_access(), u_.owned_access(), w_.owned_access(), m_.owned_access(),
-                                             s_.owned_access(), q_.owned_access(), this->dinv_access(r_)},
-        red);
+    this->template reduce_sums<3>("spmd::solvers::pipelined_cg::replace", r_,
+                                  impl::PcgReplace<Acc, value_type, J, D>{
+                                      r_.owned_access(), u_.owned_access(), w_.owned_access(), m_.owned_access(),
+                                      s_.owned_access(), q_.owned_access(), this->dinv_access(r_)},
+                                  red);
   }
   /// The iteration's vector update and its sums into red_: started as an MPI_Iallreduce (in
   /// flight while the next operator application runs), or with SolverOptions::reproducible
@@ -544,18 +543,18 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
   template <bool J, bool D = J>
   void update(value_type alpha, value_type beta) {
     const impl::PcgUpdate<Acc, value_type, J, D> body{n_.owned_access(),
-                                                   z_.owned_access(),
-                                                   m_.owned_access(),
-                                                   q_.owned_access(),
-                                                   w_.owned_access(),
-                                                   s_.owned_access(),
-                                                   u_.owned_access(),
-                                                   p_.owned_access(),
-                                                   this->x_.owned_access(),
-                                                   r_.owned_access(),
-                                                   this->dinv_access(r_),
-                                                   alpha,
-                                                   beta};
+                                                      z_.owned_access(),
+                                                      m_.owned_access(),
+                                                      q_.owned_access(),
+                                                      w_.owned_access(),
+                                                      s_.owned_access(),
+                                                      u_.owned_access(),
+                                                      p_.owned_access(),
+                                                      this->x_.owned_access(),
+                                                      r_.owned_access(),
+                                                      this->dinv_access(r_),
+                                                      alpha,
+                                                      beta};
     const char* label = "spmd::solvers::pipelined_cg::update";
     if (this->options().reproducible) {
       this->template reduce_sums<3>(label, r_, body, red_);

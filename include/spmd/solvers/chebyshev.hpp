@@ -47,14 +47,14 @@ namespace spmd::solvers {
 
 /// How a Chebyshev preconditioner is built (see the file comment).
 struct ChebyshevOptions {
-  int degree = 4;         //!< Chebyshev steps per application (degree - 1 operator applications), >= 1
-  int eig_steps = 10;     //!< steps of the eigenvalue estimate (Lanczos or power), >= 1
-  double safety = 1.1;    //!< the interval's top is the largest eigenvalue estimate times this (>= 1)
-  double lower_ratio = 0; //!< bottom = top x this; 0: the smallest Ritz value (Lanczos) or top / 10 (power)
-  bool symmetric = true;  //!< symmetric operator: Lanczos estimate, and M is SPD; false: power method
-  bool jacobi = true;     //!< scale by diag(A)^-1 (the operator needs diagonal()); false: D = I
-  double lambda_min = 0;  //!< the interval of D A, when both lambda_min and lambda_max are > 0: no estimate
-  double lambda_max = 0;  //!< (see lambda_min)
+  int degree = 4;                 //!< Chebyshev steps per application (degree - 1 operator applications), >= 1
+  int eig_steps = 10;             //!< steps of the eigenvalue estimate (Lanczos or power), >= 1
+  double safety = 1.1;            //!< the interval's top is the largest eigenvalue estimate times this (>= 1)
+  double lower_ratio = 0;         //!< bottom = top x this; 0: the smallest Ritz value (Lanczos) or top / 10 (power)
+  bool symmetric = true;          //!< symmetric operator: Lanczos estimate, and M is SPD; false: power method
+  bool jacobi = true;             //!< scale by diag(A)^-1 (the operator needs diagonal()); false: D = I
+  double lambda_min = 0;          //!< the interval of D A, when both lambda_min and lambda_max are > 0: no estimate
+  double lambda_max = 0;          //!< (see lambda_min)
   std::uint64_t seed = 20261126;  //!< the estimate's random start vector (spmd::random, any rank count alike)
 };
 
@@ -143,21 +143,23 @@ class Chebyshev {
         !(opts.lower_ratio < 1) || !(opts.lambda_min >= 0) || !(opts.lambda_max >= 0))
       throw Error(spmd::impl::str(fn, ": degree (", opts.degree, ") and eig_steps (", opts.eig_steps,
                                   ") must be at least 1, safety (", opts.safety, ") at least 1, lower_ratio (",
-                                  opts.lower_ratio, ") in [0, 1), lambda_min (", opts.lambda_min,
-                                  ") and lambda_max (", opts.lambda_max, ") not negative"),
+                                  opts.lower_ratio, ") in [0, 1), lambda_min (", opts.lambda_min, ") and lambda_max (",
+                                  opts.lambda_max, ") not negative"),
                   true);
     if (o_.jacobi) {
       if constexpr (has_diagonal_v<Operator>) {
         dinv_ = A.make_vector("spmd::solvers::chebyshev::dinv");
         const bool positive = impl::inverse_diagonal(exec, A, dinv_, fn);
         if (o_.symmetric && !positive)
-          throw Error(spmd::impl::str(fn, ": the operator's diagonal has negative entries: the Lanczos estimate in ",
-                                      "the diag(A) inner product needs a positive one (ChebyshevOptions::jacobi = false, ",
-                                      "or symmetric = false)"),
-                      true);
+          throw Error(
+              spmd::impl::str(fn, ": the operator's diagonal has negative entries: the Lanczos estimate in ",
+                              "the diag(A) inner product needs a positive one (ChebyshevOptions::jacobi = false, ",
+                              "or symmetric = false)"),
+              true);
       } else {
-        throw Error(spmd::impl::str(fn, ": ChebyshevOptions::jacobi needs an operator with diagonal() (or jacobi = "
-                                        "false)"),
+        throw Error(spmd::impl::str(fn,
+                                    ": ChebyshevOptions::jacobi needs an operator with diagonal() (or jacobi = "
+                                    "false)"),
                     true);
       }
     }
@@ -190,8 +192,11 @@ class Chebyshev {
   /// SPD (fit for CG) when built for a symmetric operator (see the file comment). Local.
   bool symmetric() const { return o_.symmetric; }
   std::string describe() const {
-    return spmd::impl::str("chebyshev degree ", o_.degree, " on [", lo_, ", ", hi_, "]", jacobi() ? " of diag(A)^-1 A" : "",
-                           " (", o_.lambda_min > 0 && o_.lambda_max > 0 ? "given" : o_.symmetric ? "Lanczos" : "power",
+    return spmd::impl::str("chebyshev degree ", o_.degree, " on [", lo_, ", ", hi_, "]",
+                           jacobi() ? " of diag(A)^-1 A" : "", " (",
+                           o_.lambda_min > 0 && o_.lambda_max > 0 ? "given"
+                           : o_.symmetric                         ? "Lanczos"
+                                                                  : "power",
                            ")");
   }
   /// The interval the polynomial damps. Local.
@@ -204,23 +209,24 @@ class Chebyshev {
  private:
   using Acc = impl::Acc<vector_type>;
   bool jacobi() const { return o_.jacobi; }
-  Acc dinv_access(const vector_type& fallback) const { return jacobi() ? dinv_.owned_access() : fallback.owned_access(); }
+  Acc dinv_access(const vector_type& fallback) const {
+    return jacobi() ? dinv_.owned_access() : fallback.owned_access();
+  }
 
   template <bool J>
   void run(const execution_space& exec, const vector_type& r, const vector_type& z) const {
     impl::ChebyshevSteps steps(lo_, hi_);
-    impl::for_points(exec, "spmd::solvers::chebyshev::start", z,
-                     impl::ChebStart<Acc, value_type, J>{d_.owned_access(), z.owned_access(), res_.owned_access(),
-                                                         r.owned_access(), dinv_access(r),
-                                                         static_cast<value_type>(steps.first())});
+    impl::for_points(
+        exec, "spmd::solvers::chebyshev::start", z,
+        impl::ChebStart<Acc, value_type, J>{d_.owned_access(), z.owned_access(), res_.owned_access(), r.owned_access(),
+                                            dinv_access(r), static_cast<value_type>(steps.first())});
     for (int k = 1; k < o_.degree; ++k) {
       impl::apply_on(exec, A_, d_, w_);
       const auto ac = steps.next();
       impl::for_points(exec, "spmd::solvers::chebyshev::step", z,
-                       impl::ChebStep<Acc, value_type, J>{res_.owned_access(), w_.owned_access(), d_.owned_access(),
-                                                          z.owned_access(), dinv_access(r),
-                                                          static_cast<value_type>(ac.first),
-                                                          static_cast<value_type>(ac.second)});
+                       impl::ChebStep<Acc, value_type, J>{
+                           res_.owned_access(), w_.owned_access(), d_.owned_access(), z.owned_access(), dinv_access(r),
+                           static_cast<value_type>(ac.first), static_cast<value_type>(ac.second)});
     }
   }
 
@@ -257,11 +263,11 @@ class Chebyshev {
       sums<1>(exec, "spmd::solvers::chebyshev::lanczos_alpha",
               impl::Dot<Acc, value_type>{q.owned_access(), u.owned_access()}, a);
       alpha.push_back(a[0]);
-      sums<1>(exec, "spmd::solvers::chebyshev::lanczos_update",
-              impl::LanczosUpdate<Acc, value_type, J>{u.owned_access(), q.owned_access(), p.owned_access(),
-                                                      dinv_access(q), static_cast<value_type>(a[0]),
-                                                      static_cast<value_type>(b)},
-              nn);
+      sums<1>(
+          exec, "spmd::solvers::chebyshev::lanczos_update",
+          impl::LanczosUpdate<Acc, value_type, J>{u.owned_access(), q.owned_access(), p.owned_access(), dinv_access(q),
+                                                  static_cast<value_type>(a[0]), static_cast<value_type>(b)},
+          nn);
       b = std::sqrt(nn[0]);
       if (!(b > 1e-12 * std::abs(a[0])) || j + 1 == o_.eig_steps) break;  // invariant subspace, or done
       beta.push_back(b);
@@ -285,8 +291,8 @@ class Chebyshev {
     vector_type v = spmd::impl::share(res_), u = spmd::impl::share(w_);
     random::uniform(exec, v, random::Generator{o_.seed}, value_type(-1), value_type(1));
     double nn[1];
-    sums<1>(exec, "spmd::solvers::chebyshev::power_norm", impl::Dot<Acc, value_type>{v.owned_access(), v.owned_access()},
-            nn);
+    sums<1>(exec, "spmd::solvers::chebyshev::power_norm",
+            impl::Dot<Acc, value_type>{v.owned_access(), v.owned_access()}, nn);
     double vnorm = std::sqrt(nn[0]), est = 0;
     for (int j = 0; j < o_.eig_steps; ++j) {
       impl::apply_on(exec, A_, v, u);
@@ -319,7 +325,7 @@ class Chebyshev {
 /// The Chebyshev preconditioner of A (see the file comment), built on `exec`. Collective.
 template <class Operator>
 Preconditioner<typename Operator::vector_type> chebyshev(const typename Operator::vector_type::execution_space& exec,
-                                                        const Operator& A, const ChebyshevOptions& opts = {}) {
+                                                         const Operator& A, const ChebyshevOptions& opts = {}) {
   return Chebyshev<Operator>(exec, A, opts);
 }
 /// chebyshev() on a default instance. Collective.

@@ -169,7 +169,7 @@ class Gmres : public KrylovBase<Gmres<Operator, Flexible>, Operator> {
     kern_.update_dots(this->exec_, pv_.data(), j + 1, s1_.data(), w, s2_.data());
     comm.allreduce(s2_.data(), j + 2, spmd::Op::sum);
     const double w0 = std::sqrt(static_cast<double>(s1_[j + 1]));  // ||A z|| before orthogonalisation
-    const double w1 = static_cast<double>(s2_[j + 1]);              // ||w||^2 after the first pass
+    const double w1 = static_cast<double>(s2_[j + 1]);             // ||w||^2 after the first pass
     double eta2 = w1;
     for (int i = 0; i <= j; ++i) eta2 -= static_cast<double>(s2_[i]) * static_cast<double>(s2_[i]);
     std::vector<value_type>& col = s1_;  // column j of the Hessenberg matrix: h + g, eta
@@ -177,8 +177,9 @@ class Gmres : public KrylovBase<Gmres<Operator, Flexible>, Operator> {
     double eta = 0;
     bool finite = std::isfinite(w0) && std::isfinite(w1);
     for (int i = 0; i <= j && finite; ++i) finite = std::isfinite(static_cast<double>(col[i]));
-    if (!finite) return stop_now(Reason::nan_or_inf, spmd::impl::str("a Hessenberg entry of iteration ", it_ + 1,
-                                                                    " is not finite (||A z|| = ", w0, ")"));
+    if (!finite)
+      return stop_now(Reason::nan_or_inf, spmd::impl::str("a Hessenberg entry of iteration ", it_ + 1,
+                                                          " is not finite (||A z|| = ", w0, ")"));
     value_type* next = V_[j + 1].local_with_halo().data();
     if (eta2 >= 0.25 * w1) {  // the Pythagorean norm is accurate: one kernel writes v_{j+1}
       eta = std::sqrt(eta2);
@@ -283,11 +284,14 @@ class Gmres : public KrylovBase<Gmres<Operator, Flexible>, Operator> {
     this->bind(b, x, V_[0], problem);
     j_ = static_cast<int>(pos);
     this->restore_vector(x, Base::find_vector(fn.c_str(), st, "x"));
-    for (int k = 0; k <= j_; ++k) this->restore_vector(V_[k], Base::find_vector(fn.c_str(), st, "v" + std::to_string(k)));
+    for (int k = 0; k <= j_; ++k)
+      this->restore_vector(V_[k], Base::find_vector(fn.c_str(), st, "v" + std::to_string(k)));
     if (Flexible && this->preconditioned())
       for (int k = 0; k < j_; ++k)
         this->restore_vector(Z_[k], Base::find_vector(fn.c_str(), st, "z" + std::to_string(k)));
-    const auto scalar = [&](const std::string& n) { return static_cast<value_type>(Base::find_scalar(fn.c_str(), st, n)); };
+    const auto scalar = [&](const std::string& n) {
+      return static_cast<value_type>(Base::find_scalar(fn.c_str(), st, n));
+    };
     for (int i = 0; i <= j_; ++i) g_[i] = scalar("g" + std::to_string(i));
     for (int k = 0; k < j_; ++k) {
       cs_[k] = scalar("cs" + std::to_string(k));
@@ -349,7 +353,7 @@ class Gmres : public KrylovBase<Gmres<Operator, Flexible>, Operator> {
     const vector_type& c = correction();
     impl::for_points(this->exec_, "spmd::solvers::gmres::iterate", this->t_,
                      AddScaled<Acc<vector_type>, value_type>{this->t_.owned_access(), this->x_.owned_access(),
-                                                            c.owned_access(), value_type(1)});
+                                                             c.owned_access(), value_type(1)});
     return this->t_;
   }
   /// The cycle's correction M^-1 V y (GMRES) or Z y (FGMRES), y = R^-1 g, in a work vector.
@@ -391,10 +395,10 @@ class Gmres : public KrylovBase<Gmres<Operator, Flexible>, Operator> {
   std::vector<vector_type> V_, Z_;
   vector_type w_;
   BasisKernels<vector_type> kern_;
-  std::vector<const value_type*> pv_, pz_;            // the basis vectors' storage
-  std::vector<value_type> r_, cs_, sn_, g_, y_;      // rotated Hessenberg (column-major), rotations, residual
-  std::vector<value_type> s1_, s2_;                  // the Gram-Schmidt passes' sums
-  int j_ = 0;                                        // position in the cycle: v0 .. v_j exist
+  std::vector<const value_type*> pv_, pz_;       // the basis vectors' storage
+  std::vector<value_type> r_, cs_, sn_, g_, y_;  // rotated Hessenberg (column-major), rotations, residual
+  std::vector<value_type> s1_, s2_;              // the Gram-Schmidt passes' sums
+  int j_ = 0;                                    // position in the cycle: v0 .. v_j exist
   double last_claim_ = std::numeric_limits<double>::infinity();
 };
 

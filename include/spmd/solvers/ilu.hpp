@@ -43,7 +43,7 @@ namespace spmd::solvers {
 
 /// How a block ILU preconditioner is built.
 struct IluOptions {
-  int fill_level = 0;                                 //!< ILU(k): 0 keeps A's pattern
+  int fill_level = 0;                                   //!< ILU(k): 0 keeps A's pattern
   std::int64_t max_work_bytes = std::int64_t(1) << 30;  //!< the largest factorisation work array allowed (see above)
 };
 
@@ -123,8 +123,7 @@ class BlockIlu {
   int levels() const { return levels_; }
 
  private:
-  using Handle =
-      KokkosKernels::Experimental::KokkosKernelsHandle<int, int, T, execution_space, M, M>;
+  using Handle = KokkosKernels::Experimental::KokkosKernelsHandle<int, int, T, execution_space, M, M>;
   using ints = Kokkos::View<int*, M>;
   using values = Kokkos::View<T*, M>;
 
@@ -151,17 +150,20 @@ class BlockIlu {
     ints lcol("spmd::solvers::block_ilu::L_col", est), ucol("spmd::solvers::block_ilu::U_col", est);
     spmd::impl::fence(exec, "spmd::solvers::block_ilu::factor");
     spiluk_symbolic(&kh, opts_.fill_level, ptr, col, lptr, lcol, uptr, ucol);
-    const std::int64_t work = static_cast<std::int64_t>(ih->get_level_maxrows()) * n * static_cast<std::int64_t>(sizeof(int));
+    const std::int64_t work =
+        static_cast<std::int64_t>(ih->get_level_maxrows()) * n * static_cast<std::int64_t>(sizeof(int));
     if (work > opts_.max_work_bytes)
       throw Error(spmd::impl::str("Kokkos Kernels' ILU factorisation of this rank's block (", n, " rows, ",
                                   ih->get_num_levels(), " levels of up to ", ih->get_level_maxrows(),
-                                  " rows) would allocate a work array of ", work, " bytes, more than IluOptions::",
-                                  "max_work_bytes (", opts_.max_work_bytes, "): use more ranks or another preconditioner"),
+                                  " rows) would allocate a work array of ", work,
+                                  " bytes, more than IluOptions::", "max_work_bytes (", opts_.max_work_bytes,
+                                  "): use more ranks or another preconditioner"),
                   true);
     levels_ = static_cast<int>(ih->get_num_levels());
     Kokkos::resize(lcol, ih->get_nnzL());
     Kokkos::resize(ucol, ih->get_nnzU());
-    values lval("spmd::solvers::block_ilu::L_val", ih->get_nnzL()), uval("spmd::solvers::block_ilu::U_val", ih->get_nnzU());
+    values lval("spmd::solvers::block_ilu::L_val", ih->get_nnzL()),
+        uval("spmd::solvers::block_ilu::U_val", ih->get_nnzU());
     spiluk_numeric(&kh, opts_.fill_level, ptr, col, val, lptr, lcol, lval, uptr, ucol, uval);
     kh.destroy_spiluk_handle();
     // L (unit diagonal last in each row) and U (diagonal first) are what sptrsv takes.

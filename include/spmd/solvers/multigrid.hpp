@@ -80,12 +80,12 @@ struct MultigridOptions {
   /// The smoother: Chebyshev polynomial or weighted Jacobi.
   enum class Smoother { chebyshev, jacobi };
   Smoother smoother = Smoother::chebyshev;  //!< the smoother
-  int smoothing_steps = 2;                  //!< before and after the coarse correction (Chebyshev degree, Jacobi sweeps)
-  double chebyshev_ratio = 0.25;            //!< Chebyshev damps [ratio lambda_max, lambda_max] of D^-1 A
-  double jacobi_weight = 0;                 //!< weighted Jacobi's weight; 0: 2N / (2N + 1)
-  index_t coarse_points = 512;              //!< coarsen while a level has more points; the coarsest is solved exactly
-  index_t gather_points = 4096;             //!< a level with fewer points per rank than this goes onto rank 0
-  int max_levels = 30;                      //!< at most this many levels
+  int smoothing_steps = 2;        //!< before and after the coarse correction (Chebyshev degree, Jacobi sweeps)
+  double chebyshev_ratio = 0.25;  //!< Chebyshev damps [ratio lambda_max, lambda_max] of D^-1 A
+  double jacobi_weight = 0;       //!< weighted Jacobi's weight; 0: 2N / (2N + 1)
+  index_t coarse_points = 512;    //!< coarsen while a level has more points; the coarsest is solved exactly
+  index_t gather_points = 4096;   //!< a level with fewer points per rank than this goes onto rank 0
+  int max_levels = 30;            //!< at most this many levels
 };
 
 namespace impl {
@@ -214,7 +214,8 @@ class Multigrid {
     (void)exec;
   }
   /// On a default instance. Collective.
-  explicit Multigrid(const operator_type& L, const MultigridOptions& opts = {}) : Multigrid(execution_space(), L, opts) {}
+  explicit Multigrid(const operator_type& L, const MultigridOptions& opts = {})
+      : Multigrid(execution_space(), L, opts) {}
 
   /// z = one V-cycle applied to r (from z = 0), on `exec`. Collective (halo exchanges; the
   /// moves onto rank 0 and back).
@@ -229,10 +230,10 @@ class Multigrid {
   /// The V-cycle is symmetric positive definite (see the file comment). Local.
   bool symmetric() const { return true; }
   std::string describe() const {
-    std::string s = spmd::impl::str("multigrid V(", o_.smoothing_steps, ",", o_.smoothing_steps, ") ",
-                                    o_.smoother == MultigridOptions::Smoother::chebyshev ? "chebyshev" : "jacobi", ", ",
-                                    lv_.size(), " levels ", spmd::impl::shape_str(lv_.front().n), " .. ",
-                                    spmd::impl::shape_str(lv_.back().n));
+    std::string s =
+        spmd::impl::str("multigrid V(", o_.smoothing_steps, ",", o_.smoothing_steps, ") ",
+                        o_.smoother == MultigridOptions::Smoother::chebyshev ? "chebyshev" : "jacobi", ", ", lv_.size(),
+                        " levels ", spmd::impl::shape_str(lv_.front().n), " .. ", spmd::impl::shape_str(lv_.back().n));
     if (gather_ > 0)
       s += spmd::impl::str(", on rank 0 from level ", gather_, " (", spmd::impl::shape_str(lv_[gather_].n), ")");
     return s;
@@ -351,12 +352,14 @@ class Multigrid {
     }
     for (index_t j = 0; j < m; ++j) {  // a = L L^T, L in the lower triangle
       double djj = a[static_cast<std::size_t>(j * m + j)];
-      for (index_t k = 0; k < j; ++k) djj -= a[static_cast<std::size_t>(j * m + k)] * a[static_cast<std::size_t>(j * m + k)];
+      for (index_t k = 0; k < j; ++k)
+        djj -= a[static_cast<std::size_t>(j * m + k)] * a[static_cast<std::size_t>(j * m + k)];
       const double ljj = std::sqrt(djj);
       a[static_cast<std::size_t>(j * m + j)] = ljj;
       for (index_t i = j + 1; i < m; ++i) {
         double v = a[static_cast<std::size_t>(i * m + j)];
-        for (index_t k = 0; k < j; ++k) v -= a[static_cast<std::size_t>(i * m + k)] * a[static_cast<std::size_t>(j * m + k)];
+        for (index_t k = 0; k < j; ++k)
+          v -= a[static_cast<std::size_t>(i * m + k)] * a[static_cast<std::size_t>(j * m + k)];
         a[static_cast<std::size_t>(i * m + j)] = v / ljj;
       }
     }
@@ -483,8 +486,8 @@ class Multigrid {
     static constexpr double fw[3] = {1.0, 2.0, 1.0};  // 4 x (1/4, 1/2, 1/4) per axis, over 4^(N-1)
     static constexpr double pw[3] = {0.5, 1.0, 0.5};
     const T scale = static_cast<T>(4.0 / std::pow(4.0, N));
-    assign(exec, impl::take(l.t, l.C),
-           scale * impl::box_stencil<N>(l.r, l.C, fw, std::make_index_sequence<ipow3(N)>{}), label("restrict"));
+    assign(exec, impl::take(l.t, l.C), scale * impl::box_stencil<N>(l.r, l.C, fw, std::make_index_sequence<ipow3(N)>{}),
+           label("restrict"));
     if (li + 1 == gather_) {
       down_->apply(exec, c.b, l.t);
       if (c.here()) vcycle(exec, li + 1);

@@ -85,8 +85,8 @@ inline const char* to_string(Precond p) {
 
 /// The Precond named `name` (to_string's names); false when there is none. Local.
 inline bool precond_from_string(const std::string& name, Precond& p) {
-  for (Precond q : {Precond::none, Precond::jacobi, Precond::chebyshev, Precond::ilu, Precond::multigrid,
-                    Precond::other})
+  for (Precond q :
+       {Precond::none, Precond::jacobi, Precond::chebyshev, Precond::ilu, Precond::multigrid, Precond::other})
     if (name == to_string(q)) {
       p = q;
       return true;

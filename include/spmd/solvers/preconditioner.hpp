@@ -46,10 +46,9 @@ template <class P, class V, class = void>
 struct has_precond_apply : std::false_type {};
 template <class P, class V>
 struct has_precond_apply<P, V,
-                         std::void_t<typename P::vector_type,
-                                     decltype(std::declval<const P&>().apply(
-                                         std::declval<const typename V::execution_space&>(), std::declval<const V&>(),
-                                         std::declval<const V&>()))>>
+                         std::void_t<typename P::vector_type, decltype(std::declval<const P&>().apply(
+                                                                  std::declval<const typename V::execution_space&>(),
+                                                                  std::declval<const V&>(), std::declval<const V&>()))>>
     : std::is_same<typename P::vector_type, V> {};
 template <class P, class = void>
 struct has_kind : std::false_type {};
@@ -169,9 +168,9 @@ class Jacobi {
 
   /// z = D^-1 r. Local.
   void apply(const execution_space& exec, const vector_type& r, const vector_type& z) const {
-    impl::for_points(exec, "spmd::solvers::jacobi::apply", z,
-                     impl::Multiply<impl::Acc<vector_type>, value_type>{z.owned_access(), dinv_.owned_access(),
-                                                                        r.owned_access()});
+    impl::for_points(
+        exec, "spmd::solvers::jacobi::apply", z,
+        impl::Multiply<impl::Acc<vector_type>, value_type>{z.owned_access(), dinv_.owned_access(), r.owned_access()});
   }
   Precond kind() const { return Precond::jacobi; }
   /// Symmetric positive definite when every diagonal entry is positive. Local.
@@ -188,7 +187,7 @@ class Jacobi {
 /// The Jacobi preconditioner of A, on `exec`. Collective.
 template <class Operator>
 Preconditioner<typename Operator::vector_type> jacobi(const typename Operator::vector_type::execution_space& exec,
-                                                     const Operator& A) {
+                                                      const Operator& A) {
   return Jacobi<Operator>(exec, A);
 }
 /// jacobi() on a default instance. Collective.

@@ -150,10 +150,11 @@ CsrMatrix<T, M> stencil_matrix(const Distribution<1>& rows, index_t total, const
   const auto policy = Kokkos::RangePolicy<host_exec>(host_exec(), 0, n);
   std::vector<index_t> row_ptr(static_cast<std::size_t>(n) + 1, 0);
   index_t* rp = row_ptr.data();
-  Kokkos::parallel_scan("spmd::sparse::stencil_matrix::row_ptr", policy, [=](const int i, index_t& sum, const bool last) {
-    sum += gen.count(i);
-    if (last) rp[i + 1] = sum;
-  });
+  Kokkos::parallel_scan("spmd::sparse::stencil_matrix::row_ptr", policy,
+                        [=](const int i, index_t& sum, const bool last) {
+                          sum += gen.count(i);
+                          if (last) rp[i + 1] = sum;
+                        });
   std::vector<index_t> col(static_cast<std::size_t>(row_ptr.back()));
   std::vector<T> val(col.size());
   index_t* c = col.data();

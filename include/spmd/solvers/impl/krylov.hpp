@@ -236,8 +236,8 @@ class KrylovBase {
   /// iteration with the same reason: the decision is made from reduced numbers).
   bool stop(Reason reason, double rnorm, std::string detail = {}) {
     request_.wait();
-    return stop_at(reason, rnorm,
-                   reason == Reason::zero_rhs ? 0.0 : static_cast<Derived&>(*this).true_residual(), std::move(detail));
+    return stop_at(reason, rnorm, reason == Reason::zero_rhs ? 0.0 : static_cast<Derived&>(*this).true_residual(),
+                   std::move(detail));
   }
   /// stop() with the true residual ||b - A x|| already known (`tr`, of the current x). Collective.
   bool stop_at(Reason reason, double rnorm, double tr, std::string detail = {}) {
@@ -270,7 +270,7 @@ class KrylovBase {
   const Operator& A_;
   Progress progress_;
   Preconditioner<vector_type> M_;  // a preconditioner object (empty: none, or the fused Jacobi)
-  vector_type t_;  // x with the operator's halo (the true residual, residual replacement)
+  vector_type t_;                  // x with the operator's halo (the true residual, residual replacement)
   vector_type b_, x_, dinv_;
   int it_ = 0;
   int rank_ = 0;
@@ -281,9 +281,8 @@ class KrylovBase {
 /// what the free functions cg(), gmres(), ... do. The options are checked first with the same
 /// verdict on every rank. Collective.
 template <class Solver, class Operator>
-SolveResult solve_with(const char* name, const typename Operator::vector_type::execution_space& exec,
-                       const Operator& A, const typename Operator::vector_type& b,
-                       const typename Operator::vector_type& x,
+SolveResult solve_with(const char* name, const typename Operator::vector_type::execution_space& exec, const Operator& A,
+                       const typename Operator::vector_type& b, const typename Operator::vector_type& x,
                        const Preconditioner<typename Operator::vector_type>& M, const SolverOptions& opts) {
   spmd::impl::agree(b.comm(), [&] { Solver::check_options(name, opts); });
   return Solver(exec, A, M, opts).solve(b, x);
