@@ -263,8 +263,11 @@ class App {
         message = "rank " + std::to_string(comm.rank()) +
                   " was given another command line than rank 0 (every rank must get the same arguments)";
       }
-    } else if (!same_verdict && ok) {
-      ok = false;  // cannot happen with one command line; be safe
+    } else if (!same_verdict && ok && agree[0] != bad) {
+      // (Where another rank found a usage error, that rank reports it: a rank-local option such as
+      // one rank's --spmd-bogus, which the screen took out before the hash. Else this cannot
+      // happen with one command line; be safe.)
+      ok = false;
       message = "the ranks parsed the same command line differently";
     }
     try {
