@@ -1,7 +1,7 @@
 #pragma once
 /// \file io/integrity.hpp
 /// The integrity record of a checkpoint file: a whole-file checksum that is checked before HDF5
-/// parses a single byte of the file (docs/checkpointing.md#the-integrity-record).
+/// parses a single byte of the file (docs/checkpointing.md, "The integrity record").
 ///
 /// spmd::io::save reserves an HDF5 user block at the start of the file (512 bytes, more when a
 /// file holds many datasets; HDF5 ignores it and finds its superblock right after it) and, once

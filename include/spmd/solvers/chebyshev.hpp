@@ -124,9 +124,9 @@ inline std::pair<double, double> tridiagonal_extremes(const std::vector<double>&
 template <class Operator>
 class Chebyshev {
  public:
-  using vector_type = typename Operator::vector_type;
-  using value_type = typename vector_type::value_type;
-  using execution_space = typename vector_type::execution_space;
+  using vector_type = typename Operator::vector_type;             ///< the operator's vector
+  using value_type = typename vector_type::value_type;            ///< its element type
+  using execution_space = typename vector_type::execution_space;  ///< where it runs
 
   /// Build it for A on `exec`: the inverse diagonal and the interval (an eigenvalue estimate
   /// unless given). Collective; throws the same spmd::Error on every rank for bad options, a
@@ -188,9 +188,11 @@ class Chebyshev {
     else
       run<false>(exec, r, z);
   }
+  /// The preconditioner's kind (the option that names it). Local.
   Precond kind() const { return Precond::chebyshev; }
   /// SPD (fit for CG) when built for a symmetric operator (see the file comment). Local.
   bool symmetric() const { return o_.symmetric; }
+  /// One line for logs and verdicts: the kind and how it was built. Local.
   std::string describe() const {
     return spmd::impl::str("chebyshev degree ", o_.degree, " on [", lo_, ", ", hi_, "]",
                            jacobi() ? " of diag(A)^-1 A" : "", " (",
@@ -199,11 +201,13 @@ class Chebyshev {
                                                                   : "power",
                            ")");
   }
-  /// The interval the polynomial damps. Local.
+  /// The lower end of the interval the polynomial damps. Local.
   double lambda_min() const { return lo_; }
+  /// The upper end of that interval. Local.
   double lambda_max() const { return hi_; }
-  /// The estimate's extreme values (0 when the interval was given). Local.
+  /// The estimate's smallest eigenvalue (0 when the interval was given). Local.
   double estimated_min() const { return est_lo_; }
+  /// The estimate's largest eigenvalue (0 when the interval was given). Local.
   double estimated_max() const { return est_hi_; }
 
  private:

@@ -67,10 +67,10 @@ struct ZeroPivots {
 template <class T, class M>
 class BlockIlu {
  public:
-  using matrix_type = sparse::CsrMatrix<T, M>;
-  using vector_type = Array<T, 1, M>;
-  using value_type = T;
-  using execution_space = typename M::execution_space;
+  using matrix_type = sparse::CsrMatrix<T, M>;          ///< the matrix it factors
+  using vector_type = Array<T, 1, M>;                   ///< the vectors it applies to
+  using value_type = T;                                 ///< their element type
+  using execution_space = typename M::execution_space;  ///< where it runs
 
   /// Factor each rank's diagonal block of A on `exec`. Collective; throws the same spmd::Error on
   /// every rank for a zero or non-finite pivot, or a work array above the limit, naming the rank.
@@ -111,9 +111,11 @@ class BlockIlu {
       KokkosSparse::Experimental::sptrsv_solve(uh_.get(), uptr_, ucol_, uval_, yv, zv);
     });
   }
+  /// The preconditioner's kind (the option that names it). Local.
   Precond kind() const { return Precond::ilu; }
   /// ILU of a nonsymmetric block is not symmetric: not for CG. Local.
   bool symmetric() const { return false; }
+  /// One line for logs and verdicts: the kind and how it was built. Local.
   std::string describe() const {
     return spmd::impl::str("block Jacobi ILU(", opts_.fill_level, ") (Kokkos Kernels spiluk + sptrsv, ", levels_,
                            " levels on rank 0's block)");

@@ -153,10 +153,10 @@ auto face_sum(const A& a, const Slices<N>& s, std::index_sequence<D...>) {
 template <class T, int N, class M>
 class Multigrid {
  public:
-  using operator_type = Laplacian<T, N, M>;
-  using vector_type = Array<T, N, M>;
-  using value_type = T;
-  using execution_space = typename M::execution_space;
+  using operator_type = Laplacian<T, N, M>;             ///< the operator of the finest level
+  using vector_type = Array<T, N, M>;                   ///< the vectors it applies to
+  using value_type = T;                                 ///< their element type
+  using execution_space = typename M::execution_space;  ///< where it runs
 
   /// The hierarchy for L, built on `exec`. Collective; throws the same spmd::Error on every
   /// rank for bad options or a coarsest level too large for the direct solve (an elongated grid
@@ -226,9 +226,11 @@ class Multigrid {
     vcycle(exec, 0);
     assign(exec, impl::take(z, all_slices(z)), impl::take(f.x, f.I), label("out"));
   }
+  /// The preconditioner's kind (the option that names it). Local.
   Precond kind() const { return Precond::multigrid; }
   /// The V-cycle is symmetric positive definite (see the file comment). Local.
   bool symmetric() const { return true; }
+  /// One line for logs and verdicts: the kind and how it was built. Local.
   std::string describe() const {
     std::string s =
         spmd::impl::str("multigrid V(", o_.smoothing_steps, ",", o_.smoothing_steps, ") ",

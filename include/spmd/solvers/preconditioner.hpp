@@ -152,9 +152,9 @@ bool inverse_diagonal(const Exec& exec, const Op& A, const V& dinv, const std::s
 template <class Operator>
 class Jacobi {
  public:
-  using vector_type = typename Operator::vector_type;
-  using value_type = typename vector_type::value_type;
-  using execution_space = typename vector_type::execution_space;
+  using vector_type = typename Operator::vector_type;             ///< the operator's vector
+  using value_type = typename vector_type::value_type;            ///< its element type
+  using execution_space = typename vector_type::execution_space;  ///< where it runs
 
   /// The inverse diagonal of A, computed on `exec`. Collective; throws the same spmd::Error on
   /// every rank when a diagonal entry is zero, NaN or infinite.
@@ -172,9 +172,11 @@ class Jacobi {
         exec, "spmd::solvers::jacobi::apply", z,
         impl::Multiply<impl::Acc<vector_type>, value_type>{z.owned_access(), dinv_.owned_access(), r.owned_access()});
   }
+  /// The preconditioner's kind (the option that names it). Local.
   Precond kind() const { return Precond::jacobi; }
   /// Symmetric positive definite when every diagonal entry is positive. Local.
   bool symmetric() const { return positive_; }
+  /// One line for logs and verdicts: the kind and how it was built. Local.
   std::string describe() const { return positive_ ? "jacobi" : "jacobi (a diagonal entry is negative)"; }
   /// The inverse diagonal. Local.
   const vector_type& inverse_diagonal() const { return dinv_; }

@@ -45,9 +45,10 @@ namespace spmd::sparse {
 
 /// What the banner and the size line of a Matrix Market file declare.
 struct MatrixMarketSize {
-  index_t rows = 0, cols = 0;  ///< the matrix's shape
-  index_t entries = 0;         ///< entry lines in the file
-  bool symmetric = false;      ///< one triangle stored (each off-diagonal entry stands for two)
+  index_t rows = 0;        ///< the matrix's rows
+  index_t cols = 0;        ///< and columns
+  index_t entries = 0;     ///< entry lines in the file
+  bool symmetric = false;  ///< one triangle stored (each off-diagonal entry stands for two)
 };
 
 /// The banner and size line of `path` alone (rank 0 reads a few lines): for a program that
