@@ -14,13 +14,14 @@
 # Usage: build-kokkos46.sh openmp|cuda DEPS PREFIX
 #   DEPS  the folder holding kokkos-4.6.01.tar.gz, kokkos-kernels-4.6.02.tar.gz and SHA256SUMS
 #         (../shared/deps beside the clone)
-# Environment: SPMD_JOBS (default nproc); for cuda, SPMD_KK_ETI (default none):
+# Environment: SPMD_JOBS (default nproc); SPMD_KK_ETI (default none):
 #   none  Kokkos Kernels instantiates nothing: the few calls spmdarray makes (spmv, gemv, gemm)
 #         compile in the files that make them. Kokkos Kernels then builds in minutes.
-#   cuda  it instantiates double values, int ordinals and offsets, LayoutLeft, on <Cuda,
-#         CudaSpace> only: 74 files, each of its components (the SPARSE component brings BATCHED,
-#         GRAPH and LAPACK) for those types, most of them heavy for nvcc (more than half an hour
-#         on 2 cores).
+#   host  (openmp) double values, int ordinals and offsets, LayoutLeft, on <OpenMP, HostSpace>:
+#         every algorithm of its components for those types, about half an hour on 2 cores.
+#   cuda  (cuda) the same types on <Cuda, CudaSpace> only: 74 files, each of its components (the
+#         SPARSE component brings BATCHED, GRAPH and LAPACK) for those types, most of them heavy
+#         for nvcc (more than half an hour on 2 cores).
 # (docs/gpu.md gives the measured cost of each.)
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 usage="usage: build-kokkos46.sh openmp|cuda DEPS PREFIX"
@@ -50,26 +51,26 @@ eti=(-DKokkosKernels_INST_DOUBLE=ON -DKokkosKernels_INST_FLOAT=OFF -DKokkosKerne
      -DKokkosKernels_INST_OFFSET_SIZE_T=OFF -DKokkosKernels_INST_LAYOUTLEFT=ON -DKokkosKernels_INST_LAYOUTRIGHT=OFF
      -DKokkosKernels_INST_EXECSPACE_SERIAL=OFF)
 case $backend in
-  openmp)  # ... on the OpenMP space (the default one there)
-    ;;
+  openmp) ;;
   cuda)
     common+=(-DCMAKE_CXX_COMPILER=@NVCC_WRAPPER@)
     k_opts+=(-DKokkos_ENABLE_CUDA=ON -DKokkos_ARCH_HOPPER90=ON)
     kk_opts+=(-DKokkosKernels_ENABLE_TPL_CUBLAS=ON -DKokkosKernels_ENABLE_TPL_CUSPARSE=ON
-              -DKokkosKernels_ENABLE_TPL_CUSOLVER=OFF -DKokkosKernels_ENABLE_TPL_MAGMA=OFF)
-    case ${SPMD_KK_ETI:-none} in
-      cuda) eti+=(-DKokkosKernels_INST_EXECSPACE_CUDA=ON -DKokkosKernels_INST_MEMSPACE_CUDASPACE=ON
-                  -DKokkosKernels_INST_MEMSPACE_CUDAUVMSPACE=OFF -DKokkosKernels_INST_EXECSPACE_OPENMP=OFF
-                  -DKokkosKernels_INST_MEMSPACE_HOSTSPACE=OFF) ;;
-      none) eti=(-DKokkosKernels_ADD_DEFAULT_ETI=OFF -DKokkosKernels_INST_DOUBLE=OFF -DKokkosKernels_INST_FLOAT=OFF
-                 -DKokkosKernels_INST_ORDINAL_INT=OFF -DKokkosKernels_INST_OFFSET_INT=OFF
-                 -DKokkosKernels_INST_OFFSET_SIZE_T=OFF -DKokkosKernels_INST_LAYOUTLEFT=OFF
-                 -DKokkosKernels_INST_EXECSPACE_CUDA=OFF -DKokkosKernels_INST_MEMSPACE_CUDASPACE=OFF
-                 -DKokkosKernels_INST_EXECSPACE_OPENMP=OFF -DKokkosKernels_INST_EXECSPACE_SERIAL=OFF
-                 -DKokkosKernels_INST_MEMSPACE_HOSTSPACE=OFF) ;;
-      *) log "SPMD_KK_ETI must be cuda or none (got '${SPMD_KK_ETI}')"; exit 2 ;;
-    esac ;;
+              -DKokkosKernels_ENABLE_TPL_CUSOLVER=OFF -DKokkosKernels_ENABLE_TPL_MAGMA=OFF) ;;
   *) log "$usage"; exit 2 ;;
+esac
+case $backend/${SPMD_KK_ETI:-none} in
+  openmp/host) ;;  # ... on the OpenMP space (the default one there)
+  cuda/cuda) eti+=(-DKokkosKernels_INST_EXECSPACE_CUDA=ON -DKokkosKernels_INST_MEMSPACE_CUDASPACE=ON
+                   -DKokkosKernels_INST_MEMSPACE_CUDAUVMSPACE=OFF -DKokkosKernels_INST_EXECSPACE_OPENMP=OFF
+                   -DKokkosKernels_INST_MEMSPACE_HOSTSPACE=OFF) ;;
+  */none) eti=(-DKokkosKernels_ADD_DEFAULT_ETI=OFF -DKokkosKernels_INST_DOUBLE=OFF -DKokkosKernels_INST_FLOAT=OFF
+               -DKokkosKernels_INST_ORDINAL_INT=OFF -DKokkosKernels_INST_OFFSET_INT=OFF
+               -DKokkosKernels_INST_OFFSET_SIZE_T=OFF -DKokkosKernels_INST_LAYOUTLEFT=OFF
+               -DKokkosKernels_INST_EXECSPACE_CUDA=OFF -DKokkosKernels_INST_MEMSPACE_CUDASPACE=OFF
+               -DKokkosKernels_INST_EXECSPACE_OPENMP=OFF -DKokkosKernels_INST_EXECSPACE_SERIAL=OFF
+               -DKokkosKernels_INST_MEMSPACE_HOSTSPACE=OFF) ;;
+  *) log "SPMD_KK_ETI must be none, or host for openmp, or cuda for cuda (got '${SPMD_KK_ETI}')"; exit 2 ;;
 esac
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/spmd-k46-$backend.XXXXXX")

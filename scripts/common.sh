@@ -78,15 +78,16 @@ spmd_k46_skip() {
 
 # The cache prefix of a Kokkos 4.6 install for BACKEND (openmp or cuda; scripts/build-kokkos46.sh),
 # keyed by the archives' checksums, the build script, the patch set (cuda), the Kokkos Kernels
-# instantiations (SPMD_KK_ETI, cuda) and the compilers: a change to any of them builds a new one.
+# instantiations (SPMD_KK_ETI) and the compilers: a change to any of them builds a new one.
 spmd_k46_prefix() {
   local backend=$1 deps cache key
   deps=$(spmd_k46_deps) || return 1
   cache=${SPMD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/spmdarray}
   key=$( { grep -E ' \*?kokkos(-kernels)?-4\.6\.0[12]\.tar\.gz$' "$deps/SHA256SUMS"
            cat "$SPMD_ROOT/scripts/build-kokkos46.sh"; ${CXX:-g++} --version | head -1
+           echo "eti ${SPMD_KK_ETI:-none}"
            if [[ $backend == cuda ]]; then
-             cat "$SPMD_ROOT/scripts/gpu/patch_kokkos.py"; nvcc --version | tail -1; echo "eti ${SPMD_KK_ETI:-none}"
+             cat "$SPMD_ROOT/scripts/gpu/patch_kokkos.py"; nvcc --version | tail -1
            fi; } | sha1sum | cut -c1-10)
   if [[ $backend == cuda ]]; then echo "$cache/kokkos-4.6.01-cuda-hopper-$key"; else echo "$cache/kokkos-4.6.01-$backend-$key"; fi
 }

@@ -11,9 +11,17 @@
 # Without the Kokkos 4.6 archives (../shared/deps beside the clone, or SPMD_DEPS_DIR) it says so
 # loudly and builds against the Kokkos 3.4.1 of scripts/setup.sh instead.
 #
-# Usage: ./scripts/sanitize.sh [ctest arguments]   (default: every test but the package and soak
-#                                                   ones, registered at 1 and 2 ranks)
+# What it builds and runs: for CI's time (the main suite of scripts/test.sh already runs every
+# test at 1-4 ranks), the library and the test programs of the modules that own memory, move
+# messages or read files (SPMD_SANITIZE_TESTS below), their tests at 1 and 2 ranks. The whole
+# suite: SPMD_SANITIZE_ALL=1 (every test and app but the package and soak tests; about three
+# times the build). The CUDA stage of .ci/run compiles the solvers and the apps against Kokkos
+# (Kernels) 4.6 as well.
+#
+# Usage: ./scripts/sanitize.sh [ctest arguments]
 # Environment:
+#   SPMD_SANITIZE_TESTS  the test programs of the subset (default below; names without test_)
+#   SPMD_SANITIZE_ALL=1  every test and app instead of the subset
 #   SPMD_ASAN_BUILD_DIR  build folder (default: <repo>/build-asan)
 #   SPMD_ASAN_MAX_RANKS  the largest rank count a test is registered at (default 2: the tests at
 #                        3 and 4 ranks are too slow under the sanitizers on a 2-core CI machine)
@@ -48,6 +56,12 @@ elif [[ $rc != 0 ]]; then
 fi
 # With the prefix given, setup.sh installs the packages but skips its Kokkos 3.4.1 bootstrap.
 CMAKE_PREFIX_PATH="$k46${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}" spmd_setup
+subset=(${SPMD_SANITIZE_TESTS:-core array slice halo reduce redistribute backends sparse krylov preconditioners io errors})
+selection=(-LE 'package|soak')
+if [[ "${SPMD_SANITIZE_ALL:-0}" != 1 ]]; then
+  export SPMD_BUILD_TARGETS="spmdarray ${subset[*]/#/test_}"
+  selection=(-R "^test_($(IFS='|'; echo "${subset[*]}"))_np[0-9]+\$")
+fi
 CMAKE_PREFIX_PATH="$k46${CMAKE_PREFIX_PATH:+;$CMAKE_PREFIX_PATH}" spmd_build "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="$debug" -DCMAKE_CXX_FLAGS="$flags" \
   -DSPMD_ENABLE_TESTS=ON -DSPMD_ENABLE_APPS=ON -DSPMD_ENABLE_BENCHMARKS=OFF -DSPMD_TEST_MAX_RANKS="${SPMD_ASAN_MAX_RANKS:-2}" $(spmd_hdf5_flag)
 if [[ -n "$k46" ]]; then
@@ -66,7 +80,7 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OMP_PROC_BIND=${OMP_PROC_BIND:-fals
 # them from "<unknown module>", where no suppression can name them (scripts/sanitizers/lsan.supp).
 export HWLOC_COMPONENTS=${HWLOC_COMPONENTS:--pci}
 cd "$build"
-# Skipped: the package tests (they build an uninstrumented consumer against the instrumented
+# Skipped (with SPMD_SANITIZE_ALL=1): the package tests (they build an uninstrumented consumer against the instrumented
 # library) and the soak tests (labels soak, soak_short: they LD_PRELOAD a communicator probe,
 # which ASan refuses to follow, and they measure RSS, which ASan's shadow memory swamps).
-ctest --output-on-failure -j "$(nproc)" -LE 'package|soak' "$@"
+ctest --output-on-failure -j "$(nproc)" "${selection[@]}" "$@"
