@@ -10,7 +10,7 @@
 ///   auto M = spmd::solvers::block_ilu(A);          // A: spmd::sparse::CsrMatrix
 ///   spmd::solvers::gmres(A, b, x, M, opts);        // ILU is not symmetric: not for CG
 ///
-/// The factorisation and the triangular solves are Kokkos Kernels' (KokkosSparse::Experimental::
+/// The factorisation and the triangular solves are Kokkos Kernels' (KokkosSparse::[Experimental::]
 /// spiluk_symbolic / spiluk_numeric and sptrsv_symbolic / sptrsv_solve, instantiated for
 /// double with int ordinals and offsets in the Kokkos Kernels build here). Both schedule the
 /// rows by level (the rows of a level depend only on earlier levels) and run one kernel per
@@ -48,6 +48,14 @@ struct IluOptions {
 };
 
 namespace impl {
+
+/// Where Kokkos Kernels keeps spiluk_* and sptrsv_*: 4.6 moved them out of Experimental (the old
+/// names are deprecated there).
+#if defined(KOKKOSKERNELS_VERSION) && KOKKOSKERNELS_VERSION >= 40600
+namespace kk_ilu = ::KokkosSparse;
+#else
+namespace kk_ilu = ::KokkosSparse::Experimental;
+#endif
 
 /// Counts U's pivots (the first entry of each row) that are not finite, or 1e6: Kokkos Kernels
 /// 3.4's spiluk_numeric writes 1e6 where it met a zero pivot.
@@ -107,8 +115,8 @@ class BlockIlu {
       const auto rv = spmd::impl::vec(r);
       const auto yv = spmd::impl::vec(tmp_);
       const auto zv = spmd::impl::vec(z);
-      KokkosSparse::Experimental::sptrsv_solve(lh_.get(), lptr_, lcol_, lval_, rv, yv);
-      KokkosSparse::Experimental::sptrsv_solve(uh_.get(), uptr_, ucol_, uval_, yv, zv);
+      impl::kk_ilu::sptrsv_solve(lh_.get(), lptr_, lcol_, lval_, rv, yv);
+      impl::kk_ilu::sptrsv_solve(uh_.get(), uptr_, ucol_, uval_, yv, zv);
     });
   }
   /// The preconditioner's kind (the option that names it). Local.
@@ -151,7 +159,7 @@ class BlockIlu {
     ints lptr("spmd::solvers::block_ilu::L_ptr", n + 1), uptr("spmd::solvers::block_ilu::U_ptr", n + 1);
     ints lcol("spmd::solvers::block_ilu::L_col", est), ucol("spmd::solvers::block_ilu::U_col", est);
     spmd::impl::fence(exec, "spmd::solvers::block_ilu::factor");
-    spiluk_symbolic(&kh, opts_.fill_level, ptr, col, lptr, lcol, uptr, ucol);
+    impl::kk_ilu::spiluk_symbolic(&kh, opts_.fill_level, ptr, col, lptr, lcol, uptr, ucol);
     const std::int64_t work =
         static_cast<std::int64_t>(ih->get_level_maxrows()) * n * static_cast<std::int64_t>(sizeof(int));
     if (work > opts_.max_work_bytes)
@@ -166,7 +174,7 @@ class BlockIlu {
     Kokkos::resize(ucol, ih->get_nnzU());
     values lval("spmd::solvers::block_ilu::L_val", ih->get_nnzL()),
         uval("spmd::solvers::block_ilu::U_val", ih->get_nnzU());
-    spiluk_numeric(&kh, opts_.fill_level, ptr, col, val, lptr, lcol, lval, uptr, ucol, uval);
+    impl::kk_ilu::spiluk_numeric(&kh, opts_.fill_level, ptr, col, val, lptr, lcol, lval, uptr, ucol, uval);
     kh.destroy_spiluk_handle();
     // L (unit diagonal last in each row) and U (diagonal first) are what sptrsv takes.
     T bad = 0;
@@ -184,8 +192,8 @@ class BlockIlu {
     const auto algo = SPTRSVAlgorithm::SEQLVLSCHD_TP1;
     lh_->create_sptrsv_handle(algo, n, true);
     uh_->create_sptrsv_handle(algo, n, false);
-    sptrsv_symbolic(lh_.get(), lptr_, lcol_);
-    sptrsv_symbolic(uh_.get(), uptr_, ucol_);
+    impl::kk_ilu::sptrsv_symbolic(lh_.get(), lptr_, lcol_);
+    impl::kk_ilu::sptrsv_symbolic(uh_.get(), uptr_, ucol_);
     spmd::impl::fence(exec, "spmd::solvers::block_ilu::factor");
   }
 
