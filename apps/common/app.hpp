@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdarg>
 #include <climits>
@@ -373,6 +374,24 @@ inline void check_grid(const Comm& comm, const std::string& flag, const std::vec
                 true);
 }
 
+/// The values of `keys` (lines "Key:   123 kB" of a /proc file such as /proc/meminfo or
+/// /proc/self/status), in bytes, in the order of `keys`; 0 for a key the file lacks or when it
+/// cannot be read. Local.
+template <std::size_t K>
+inline std::array<double, K> proc_bytes(const char* path, const std::array<const char*, K>& keys) {
+  std::array<double, K> out{};
+  if (std::FILE* f = std::fopen(path, "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f))
+      for (std::size_t k = 0; k < K; ++k) {
+        const std::size_t len = std::strlen(keys[k]);
+        if (std::strncmp(line, keys[k], len) == 0 && line[len] == ':') out[k] = std::atof(line + len + 1) * 1024.0;
+      }
+    std::fclose(f);
+  }
+  return out;
+}
+
 /// The memory available for this rank's arrays, in bytes, and where that figure comes from:
 /// the GPU's free memory for device memory spaces, else the node's MemAvailable (/proc/meminfo,
 /// or the physical memory) shared by the node's ranks. Collective (over the node's ranks).
@@ -384,13 +403,7 @@ inline std::pair<double, std::string> memory_per_rank(const Comm& comm) {
       return {static_cast<double>(free_bytes), "free memory of this rank's GPU"};
   }
 #endif
-  double avail = 0;
-  if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
-    char line[256];
-    while (std::fgets(line, sizeof line, f))
-      if (std::strncmp(line, "MemAvailable:", 13) == 0) avail = std::atof(line + 13) * 1024.0;
-    std::fclose(f);
-  }
+  double avail = proc_bytes<1>("/proc/meminfo", {"MemAvailable"})[0];
   if (avail <= 0) avail = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
   const int on_node = comm.node_local().size();
   std::pair<double, std::string> out{avail / on_node, "the node's available memory (" + bytes_str(avail) +
@@ -400,13 +413,7 @@ inline std::pair<double, std::string> memory_per_rank(const Comm& comm) {
   // per-process limit): what is left of it under the limit counts too.
   struct rlimit lim {};
   if (getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
-    double used = 0;
-    if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
-      char line[256];
-      while (std::fgets(line, sizeof line, f))
-        if (std::strncmp(line, "VmSize:", 7) == 0) used = std::atof(line + 7) * 1024.0;
-      std::fclose(f);
-    }
+    const double used = proc_bytes<1>("/proc/self/status", {"VmSize"})[0];
     const double left = std::max(0.0, static_cast<double>(lim.rlim_cur) - used);
     if (left < out.first)
       out = {left, "what is left of this rank's address-space limit (ulimit -v: " +

@@ -48,15 +48,8 @@ struct Resources {
 /// tests/soak/comm_probe.c when it is LD_PRELOADed) and take the maximum over the ranks.
 /// Collective.
 inline Resources sample_resources(const Comm& comm) {
-  double v[4] = {0, 0, 0, -1};
-  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
-    char line[256];
-    while (std::fgets(line, sizeof line, f)) {
-      if (std::strncmp(line, "VmRSS:", 6) == 0) v[0] = std::atof(line + 6) * 1024.0;
-      if (std::strncmp(line, "VmHWM:", 6) == 0) v[1] = std::atof(line + 6) * 1024.0;
-    }
-    std::fclose(f);
-  }
+  const auto mem = proc_bytes<2>("/proc/self/status", {"VmRSS", "VmHWM"});
+  double v[4] = {mem[0], mem[1], 0, -1};
   if (DIR* d = opendir("/proc/self/fd")) {
     int n = 0;
     while (readdir(d)) ++n;
