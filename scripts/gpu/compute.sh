@@ -5,7 +5,8 @@
 #   .carry/run-carried.sh exec scripts/gpu/compute.sh [STEPS...]
 #
 # (run-carried.sh exports build, src, mpiexec, out and the library path). STEPS (default all, in
-# this order): triad stencil knobs reduce cg sparse apps cupy. One rank, GPU 0. Each benchmark writes
+# this order): triad stencil knobs reduce cg sparse apps cupy; also solvers (issue 26's
+# methods and preconditioners) and tests (test programs at 1 and 2 ranks on GPU 0), named only. One rank, GPU 0. Each benchmark writes
 # Google Benchmark JSON (3 repetitions, aggregates) and each app its --json report under $out; a
 # step that would start after SPMD_COMPUTE_BUDGET seconds (default 480) is skipped and said so.
 # The summary lines go to $out/compute.txt and stdout.
@@ -62,6 +63,20 @@ for s in "${steps[@]}"; do
       app app_cfd cfd --nx 4096 --ny 4096 --steps 10 --nit 50
       app app_cg_csr cg_solver --problem poisson2d --n 4096 --tol 1e-12 --max-iters 1000
       app app_cg_mf cg_solver --problem poisson2d --n 4096 --tol 1e-12 --max-iters 1000 --operator matrix-free ;;
+    solvers)  # issue 26's methods and preconditioners on the GPU (CSR unless said)
+      app app_mg_mf cg_solver --problem poisson2d --n 4096 --tol 1e-8 --operator matrix-free --precond mg
+      app app_cheb_csr cg_solver --problem poisson2d --n 4096 --tol 1e-8 --precond chebyshev --max-iters 5000
+      app app_bicgstab cg_solver --problem convdiff2d --peclet 100 --n 2048 --tol 1e-8 --method bicgstab --max-iters 5000
+      app app_gmres cg_solver --problem convdiff2d --peclet 100 --n 2048 --tol 1e-8 --method gmres --max-iters 5000
+      app app_gmres_ilu cg_solver --problem convdiff2d --peclet 100 --n 1024 --tol 1e-8 --method gmres --precond ilu \
+        --max-iters 2000 ;;
+    tests)  # test programs of the build, 1 and 2 ranks sharing GPU 0 (SPMD_TESTS, default test_sparse)
+      for t in ${SPMD_TESTS:-test_sparse}; do
+        [[ -x $build/tests/$t ]] || { say "$t: not in the carried build"; continue; }
+        run "${t}_np1" "$mpiexec" -n 1 "$build/tests/$t"
+        SPMD_SHARE_GPUS=1 run "${t}_np2" "$mpiexec" -n 2 -x SPMD_SHARE_GPUS "$build/tests/$t"
+        say "$t: $(grep -h -E '^\[  (PASSED|FAILED) ' "$out/${t}_np1.log" "$out/${t}_np2.log" | tr '\n' ' ')"
+      done ;;
     cupy) run cupy python3 "$src/perf/peers/cupy_peers.py" --repeat 5 --json "$out/cupy.json" ;;
     *) say "unknown step '$s'" ;;
   esac
