@@ -18,12 +18,13 @@ function(spmd_timeout_scaled out base scale)
   set(${out} ${scaled} PARENT_SCOPE)
 endfunction()
 
-# spmd_scale_test_timeouts(): called at the end of each CMakeLists.txt that registers tests. Every
-# test of the calling directory gets TIMEOUT = its registered TIMEOUT (the base, required) x the
-# cache variable SPMD_TEST_TIMEOUT_SCALE, and its base is recorded for ctest's own scaling
-# (tests/timeouts/CMakeLists.txt). Get_test_property reads only the current directory's tests in
-# CMake < 3.28, hence one call per directory.
-function(spmd_scale_test_timeouts)
+# spmd_finish_tests(): called at the end of each CMakeLists.txt that registers tests. Every test of
+# the calling directory gets TIMEOUT = its registered TIMEOUT (the base, required) x the cache
+# variable SPMD_TEST_TIMEOUT_SCALE, and its base is recorded for ctest's own scaling
+# (tests/timeouts/CMakeLists.txt). With SPMD_TEST_YIELD, every test labelled mpi gets
+# LD_PRELOAD=libspmd_test_yield (tests/mpi_yield.cpp: a waiting rank yields its core). Get_test_property
+# reads only the current directory's tests in CMake < 3.28, hence one call per directory.
+function(spmd_finish_tests)
   get_property(tests DIRECTORY PROPERTY TESTS)
   foreach(test IN LISTS tests)
     get_test_property(${test} TIMEOUT base)
@@ -33,5 +34,9 @@ function(spmd_scale_test_timeouts)
     spmd_timeout_scaled(scaled ${base} ${SPMD_TEST_TIMEOUT_SCALE})
     set_tests_properties(${test} PROPERTIES TIMEOUT ${scaled})
     set_property(GLOBAL APPEND PROPERTY SPMD_TEST_TIMEOUT_BASES "${test}|${base}")
+    get_test_property(${test} LABELS labels)
+    if(SPMD_TEST_YIELD AND "mpi" IN_LIST labels)
+      set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:spmd_test_yield>")
+    endif()
   endforeach()
 endfunction()
