@@ -42,7 +42,7 @@ VARIABLE = re.compile(
     r"|(?<!\w)-?\d+(?:\.\d+)?\b"  # 70, -2, 1.5
     r"|\b[A-Za-z]\b"  # P ranks, rank r, version N
 )
-QUALIFIED = re.compile(r"spmd(?:::\w+)+")
+QUALIFIED = re.compile(r"(spmd(?:::\w+)+)")  # a piece of its own (kept by split)
 LITERAL_SPLIT = re.compile(r"%[-+ #0-9.*]*[a-zA-Z]{1,3}|\$\{[^}]*\}|\{\}")
 
 
@@ -93,7 +93,7 @@ def message_pieces(message):
     """The fixed text of a quoted message: the pieces between what the code fills in."""
     out = []
     for chunk in VARIABLE.split(message):
-        for part in re.split(r"(spmd(?:::\w+)+)", chunk):
+        for part in QUALIFIED.split(chunk):
             part = part.strip()
             if part.startswith(":") and not part.startswith("::"):
                 part = part[1:].strip()  # the ": " after a name the code passes as a value
