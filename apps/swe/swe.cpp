@@ -1,5 +1,7 @@
-// apps/swe: a 2-D shallow-water solver in TorchSWE's scheme (github.com/piyueh/TorchSWE; Kurganov &
-// Petrova 2007, a well-balanced positivity-preserving central-upwind scheme), written with spmd
+// apps/swe: a 2-D shallow-water solver in Kurganov & Petrova's (2007) well-balanced
+// positivity-preserving central-upwind scheme; its wet scheme is TorchSWE's
+// (github.com/piyueh/TorchSWE), its dry-cell velocity (KP2007's desingularisation), reflecting walls
+// and default CFL 0.25 are not (docs/swe.md says which is which). Written with spmd
 // slices, fused expressions, spmd::where and reductions as a NumPy user would write it:
 // perf/peers/numpy_swe.py is the NumPy program, and this file ports it statement by statement.
 //
@@ -417,8 +419,8 @@ Check check_values(const State& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  spmd::apps::App app("swe", "2-D shallow water (TorchSWE's central-upwind scheme) with spmd slices and expressions",
-                      argc, argv);
+  spmd::apps::App app(
+      "swe", "2-D shallow water (Kurganov-Petrova central-upwind scheme) with spmd slices and expressions", argc, argv);
   spmd::Runtime rt(app.argc(), app.argv());
   spmd::Comm comm = rt.world();
   using spmd::apps::format;

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""A 2-D shallow-water solver in TorchSWE's scheme (github.com/piyueh/TorchSWE), with plain NumPy
+"""A 2-D shallow-water solver in Kurganov-Petrova's central-upwind scheme (the wet scheme of TorchSWE,
+github.com/piyueh/TorchSWE; the dry-cell velocity, the walls and the CFL 0.25 are not TorchSWE's:
+docs/swe.md), with plain NumPy
 on one core: the serial reference of apps/swe (apps/swe/check_swe.py) and its peer in
 docs/swe.md. apps/swe/swe.cpp is this program ported statement by statement.
 
