@@ -1,0 +1,67 @@
+#pragma once
+// NumPy's rules for the operations that select a value (NumPy 1.24, checked against Debian's
+// numpy): one definition, used by the element-wise minimum / maximum (expr_nodes.hpp), the folds
+// of min / max / norm_inf (kernels.hpp), the per-axis folds and their MPI combination
+// (axis_reduce_impl.hpp), and argmin / argmax whole and per axis (expr_device.hpp,
+// axis_reduce_impl.hpp).
+//
+// - minimum(a, b) / maximum(a, b): a NaN on either side gives that NaN (a's when both are);
+//   otherwise the smaller (larger), and on a tie the second operand b, so maximum(-0.0, 0.0) is
+//   0.0 and maximum(0.0, -0.0) is -0.0 (NumPy's `(a > b || isnan(a)) ? a : b`).
+// - min / max reductions fold acc = minimum(acc, x): NaN when any element is NaN.
+// - argmin / argmax: the first NaN in row-major order when there is one, else the first
+//   occurrence of the smallest (largest) value.
+// Branch-free selects (one compare more than a plain `<`); integers skip the NaN test at
+// compile time. Device-callable.
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+namespace spmd::impl {
+
+/// True for a NaN (never for integers or bool). Device-callable.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION constexpr bool is_nan(const T v) {
+  if constexpr (std::is_floating_point_v<T>)
+    return v != v;
+  else
+    return false;
+}
+
+/// The identity of a min (Low) or max fold: +inf / -inf for floating types (so the min of an
+/// array of infinities is inf, not the largest finite value), else the type's largest / lowest
+/// value. A constant, usable in device code.
+template <class T, bool Low>
+struct select_identity {
+  static constexpr T value = std::numeric_limits<T>::has_infinity
+                                 ? (Low ? std::numeric_limits<T>::infinity() : -std::numeric_limits<T>::infinity())
+                                 : (Low ? std::numeric_limits<T>::max() : std::numeric_limits<T>::lowest());
+};
+
+/// NumPy's minimum(a, b) (see the file comment). Device-callable.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION constexpr T np_minimum(const T a, const T b) {
+  return (a < b || is_nan(a)) ? a : b;
+}
+/// NumPy's maximum(a, b) (see the file comment). Device-callable.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION constexpr T np_maximum(const T a, const T b) {
+  return (a > b || is_nan(a)) ? a : b;
+}
+
+/// NumPy's argmin (Less) / argmax choice: does x at row-major index i beat v at index j
+/// (j < 0: nothing yet)? The first NaN, else the smaller (larger) value, else the lower index.
+/// Device-callable.
+template <bool Less, class T>
+KOKKOS_FORCEINLINE_FUNCTION constexpr bool arg_beats(const T x, const std::int64_t i, const T v, const std::int64_t j) {
+  if (j < 0) return true;
+  const bool xn = is_nan(x), vn = is_nan(v);
+  if (vn) return xn && i < j;
+  if (xn) return true;
+  return (Less ? x < v : x > v) || (x == v && i < j);
+}
+
+}  // namespace spmd::impl
