@@ -330,11 +330,11 @@ struct Rule {
     else if constexpr (C == Combine::prod)
       acc *= x;
     else if constexpr (C == Combine::min)
-      acc = np_minimum(acc, x);  // NumPy's fold: NaN when any value is NaN (impl/select.hpp)
+      acc = np_minimum(x, acc);  // NumPy's fold: NaN when any value is NaN (impl/select.hpp)
     else if constexpr (C == Combine::max)
-      acc = np_maximum(acc, x);
+      acc = np_maximum(x, acc);
     else
-      acc = np_maximum(acc, x < T(0) ? -x : x);
+      acc = np_maximum(x < T(0) ? -x : x, acc);
   }
   template <class A, class B>
   KOKKOS_FORCEINLINE_FUNCTION static void join(A& a, const B& b) {

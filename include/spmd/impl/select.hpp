@@ -8,11 +8,14 @@
 // - minimum(a, b) / maximum(a, b): a NaN on either side gives that NaN (a's when both are);
 //   otherwise the smaller (larger), and on a tie the second operand b, so maximum(-0.0, 0.0) is
 //   0.0 and maximum(0.0, -0.0) is -0.0 (NumPy's `(a > b || isnan(a)) ? a : b`).
-// - min / max reductions fold acc = minimum(acc, x): NaN when any element is NaN.
+// - min / max reductions fold acc = minimum(x, acc): NaN when any element is NaN (a NaN x
+//   enters, a NaN acc stays). Which NaN, and the sign of a zero result when +0 and -0 tie, are
+//   not specified (NumPy's reductions return the first NaN and the last of tied zeros; a
+//   parallel fold has no such order).
 // - argmin / argmax: the first NaN in row-major order when there is one, else the first
 //   occurrence of the smallest (largest) value.
-// Branch-free selects (one compare more than a plain `<`); integers skip the NaN test at
-// compile time. Device-callable.
+// The non-NaN path is the plain compare-select plus one NaN test off the loop-carried chain;
+// integers skip the NaN test at compile time. Device-callable.
 
 #include <Kokkos_Core.hpp>
 
@@ -41,15 +44,18 @@ struct select_identity {
                                  : (Low ? std::numeric_limits<T>::max() : std::numeric_limits<T>::lowest());
 };
 
-/// NumPy's minimum(a, b) (see the file comment). Device-callable.
+/// NumPy's minimum(a, b) (see the file comment). Written so that the data-dependent part is
+/// the plain `a < b ? a : b` (one minsd / fmin-free select) and the NaN test is on `a` alone: a
+/// fold acc = np_minimum(x, acc) keeps its loop-carried chain as short as std::min's, and the NaN
+/// test of the new value x is off that chain (a branch never taken, or a blend). Device-callable.
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION constexpr T np_minimum(const T a, const T b) {
-  return (a < b || is_nan(a)) ? a : b;
+  return is_nan(a) ? a : (a < b ? a : b);
 }
-/// NumPy's maximum(a, b) (see the file comment). Device-callable.
+/// NumPy's maximum(a, b) (see the file comment and np_minimum). Device-callable.
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION constexpr T np_maximum(const T a, const T b) {
-  return (a > b || is_nan(a)) ? a : b;
+  return is_nan(a) ? a : (a > b ? a : b);
 }
 
 /// NumPy's argmin (Less) / argmax choice: does x at row-major index i beat v at index j
