@@ -50,7 +50,7 @@ struct Out {
   std::ostringstream text;
   template <class T, class R>
   void put(const std::string& name, const char* op, const std::string& axis, index_t ddof, const Index<2>& shape,
-           const std::vector<T>& a, const std::vector<T>* b, const std::vector<R>& result) {
+           const std::vector<T>& a, std::common_type_t<const std::vector<T>*> b, const std::vector<R>& result) {
     if (comm.rank() != 0) return;
     text << name << ' ' << dtype<T>() << ' ' << op << ' ' << axis << ' ' << ddof << ' ' << shape[0] << 'x' << shape[1]
          << ' ' << bits(a) << ' ' << (b ? bits(*b) : std::string("-")) << ' ' << bits(result) << '\n';
