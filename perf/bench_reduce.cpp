@@ -1,7 +1,10 @@
 // Collective reductions on 1-D arrays of n doubles in total (split over the ranks):
 //   BM_dot (spmd::dot), BM_norm2 (spmd::norm2), BM_sum (spmd::sum), n = 2^10, 2^12, ..., 2^26,
 //   and BM_sum_view, the same sum written directly in Kokkos + MPI, as a baseline;
-//   BM_norm2_expr, norm2(a - b): an expression (16 B per element), the CG residual's form.
+//   BM_norm2_expr, norm2(a - b): an expression (16 B per element), the CG residual's form;
+//   BM_max, BM_argmax: spmd::max / spmd::argmax of a(i) = (i * 7919) mod 1000003 (values that
+//   change the running maximum at unpredictable places), the selecting reductions' NaN-aware
+//   comparison on the hot path.
 // On side x side arrays with a halo of 1 (rows not contiguous in memory: the stencil and CG
 // vectors' layout), side 1024 and 2048 (a GPU: 8192, 2^26 points):
 //   BM_sum_2d (the whole array), BM_sum_2d_view (its interior view [1:-1, 1:-1]), BM_dot_2d.
@@ -12,6 +15,7 @@
 // column, in microseconds, kept as a counter so the JSON carries it by name).
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -99,6 +103,37 @@ void BM_norm2_expr(benchmark::State& state) {
       state, 2, [&] { return spmd::norm2(a - b); }, (kB - kA) * std::sqrt(static_cast<double>(dist.size())));
 }
 
+/// a(i) = (i * 7919) mod 1000003 over n doubles: largest 1000002 once n > 1000003 / gcd.
+spmd::Array<double, 1> scattered(benchmark::State& state) {
+  const auto f = KOKKOS_LAMBDA(const spmd::index_t i) {
+    return static_cast<double>((i * 7919) % 1000003);
+  };
+  return spmd::fromfunction<double>(spmd::perf::world(), {state.range(0)}, f, spmd::label("spmd::perf::reduce::a"));
+}
+
+/// The largest of scattered(state), computed on the host (the reference).
+double scattered_max(spmd::index_t n) {
+  double m = 0;
+  for (spmd::index_t i = 0; i < n; ++i) m = std::max(m, static_cast<double>((i * 7919) % 1000003));
+  return m;
+}
+
+void BM_max(benchmark::State& state) {
+  const auto a = scattered(state);
+  run_reduce(
+      state, 1, [&] { return spmd::max(a); }, scattered_max(state.range(0)));
+}
+
+void BM_argmax(benchmark::State& state) {
+  const auto a = scattered(state);
+  const spmd::index_t n = state.range(0);
+  spmd::index_t want = 0;
+  for (spmd::index_t i = 0; i < n; ++i)
+    if ((i * 7919) % 1000003 > (want * 7919) % 1000003) want = i;
+  run_reduce(
+      state, 1, [&] { return static_cast<double>(spmd::argmax(a)[0]); }, static_cast<double>(want));
+}
+
 /// A side x side array with a halo of 1, filled with `v` (halo included).
 spmd::Array<double, 2> grid(benchmark::State& state, double v) {
   const spmd::index_t side = state.range(0);
@@ -157,6 +192,8 @@ BENCHMARK(BM_norm2)->Apply(reduce_sizes);
 BENCHMARK(BM_sum)->Apply(reduce_sizes);
 BENCHMARK(BM_sum_view)->Apply(reduce_sizes);
 BENCHMARK(BM_norm2_expr)->Apply(reduce_sizes);
+BENCHMARK(BM_max)->Apply(reduce_sizes);
+BENCHMARK(BM_argmax)->Apply(reduce_sizes);
 BENCHMARK(BM_sum_2d)->Apply(grid_sizes);
 BENCHMARK(BM_sum_2d_view)->Apply(grid_sizes);
 BENCHMARK(BM_dot_2d)->Apply(grid_sizes);

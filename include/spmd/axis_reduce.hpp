@@ -134,8 +134,9 @@ SPMD_AXIS_REDUCTION(sum, sum, value, typename impl::AxisTypes<V>::sum, typename 
 SPMD_AXIS_REDUCTION(prod, prod, value, V, V, none)
 ///@}
 ///@{
-/// Smallest element over the axes (np.min(x, axis=ax)); a zero-length reduced axis is an
-/// spmd::Error on every rank; keepdims, exec and the scalar form as for sum. Collective.
+/// Smallest element over the axes (np.min(x, axis=ax)): NaN for a line holding a NaN (NumPy's
+/// rule, impl/select.hpp); a zero-length reduced axis is an spmd::Error on every rank;
+/// keepdims, exec and the scalar form as for sum. Collective.
 SPMD_AXIS_REDUCTION(min, min, value, V, V, none)
 ///@}
 ///@{
@@ -165,8 +166,9 @@ SPMD_AXIS_REDUCTION(all_of, min, nonzero, int, bool, none)
 #undef SPMD_AXIS_REDUCTION
 
 ///@{
-/// Variance over the axes: the mean of (x - its mean)^2 with the sum divided by count - ddof
-/// (NumPy's var(x, axis, ddof)); two passes, the means shared within each group of ranks
+/// Variance over the axes: the mean of (x - its mean)^2 with the sum divided by
+/// max(count - ddof, 0) (NumPy's var(x, axis, ddof): inf when ddof >= count, NaN for a zero
+/// numerator; NumPy also warns, we do not); two passes, the means shared within each group of ranks
 /// (MPI_Allreduce on the sub-communicator), then the squares folded and reduced. Floating result
 /// (double for integers). With `keepdims` the reduced axes stay with extent 1. Over every axis
 /// without keepdims: the scalar, by the whole-array reductions. On `exec` or a default instance.
@@ -179,7 +181,7 @@ auto var(const Exec& exec, const X& x, const Axes<K>& ax, index_t ddof = 0) {
     impl::axis_mask<K>("spmd::var", ax.list, e.shape());
     const R m = mean(exec, x);
     const auto d = impl::make_unary<impl::UnOp::cast, R>(e) - m;
-    return sum(exec, d * d) / static_cast<R>(impl::expr_size(e) - ddof);
+    return sum(exec, d * d) / static_cast<R>(impl::var_divisor(impl::expr_size(e), ddof));
   } else {
     return impl::axis_reduction<impl::Combine::sum, impl::Map::value, R, R, impl::Moment::var, false>(
         exec, "spmd::var", "spmd::reduce::var_axis", x, ax, ddof);

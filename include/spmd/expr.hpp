@@ -230,12 +230,15 @@ template <class A, class B, impl::if_binary<A, B> = 0>
 auto pow(const A& a, const B& b) {
   return impl::make_binary<impl::BinOp::pow>(a, b);
 }
-/// Element-wise minimum / maximum (NumPy's minimum, maximum; not the reductions min, max).
+/// Element-wise minimum (NumPy's minimum; not the reduction min), bit for bit as NumPy: a NaN in
+/// either operand gives that NaN (a's when both are), a tie gives b (minimum(0.0, -0.0) is
+/// -0.0). There is no fmin / fmax (NaN-ignoring). Local.
 template <class A, class B, impl::if_binary<A, B> = 0>
 auto minimum(const A& a, const B& b) {
   return impl::make_binary<impl::BinOp::minimum>(a, b);
 }
-/// Element-wise maximum (NumPy's maximum; not the reduction max). Local.
+/// Element-wise maximum (NumPy's maximum; not the reduction max): NaN and ties as minimum
+/// (maximum(-0.0, 0.0) is 0.0, maximum(0.0, -0.0) is -0.0). Local.
 template <class A, class B, impl::if_binary<A, B> = 0>
 auto maximum(const A& a, const B& b) {
   return impl::make_binary<impl::BinOp::maximum>(a, b);

@@ -75,15 +75,17 @@ auto prod(const Exec& exec, const X& x) {
   return impl::reduce_expr<impl::Combine::prod, impl::Map::value, impl::elem_of<X>>(
       exec, "spmd::prod", "spmd::reduce::prod", impl::as_node(x));
 }
-/// Smallest element; throws the same spmd::Error on every rank for a zero-size operand. NaNs
-/// are not ordered (as with std::min). Collective.
+/// Smallest element (np.min): NaN when any element is NaN (which NaN, if they differ in sign or
+/// payload, is not specified), the sign of a zero result likewise; throws the same spmd::Error
+/// on every rank for a zero-size operand. Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto min(const Exec& exec, const X& x) {
   SPMD_CHECK_REDUCE_EXEC("spmd::min");
   return impl::reduce_expr<impl::Combine::min, impl::Map::value, impl::elem_of<X>>(
       exec, "spmd::min", "spmd::reduce::min", impl::as_node(x), true);
 }
-/// Largest element; throws for a zero-size operand. Collective.
+/// Largest element (np.max): NaN when any element is NaN, as min; throws for a zero-size
+/// operand. Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto max(const Exec& exec, const X& x) {
   SPMD_CHECK_REDUCE_EXEC("spmd::max");
@@ -107,7 +109,8 @@ auto norm2(const Exec& exec, const X& x) {
   return std::sqrt(impl::reduce_expr<impl::Combine::sum, impl::Map::square, R>(
       exec, "spmd::norm2", "spmd::reduce::norm2", impl::as_node(x)));
 }
-/// Largest absolute value (0 for an empty operand). Collective.
+/// Largest absolute value (0 for an empty operand; NaN when any element is NaN, as
+/// np.linalg.norm(x, np.inf)). Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto norm_inf(const Exec& exec, const X& x) {
   SPMD_CHECK_REDUCE_EXEC("spmd::norm_inf");
@@ -162,15 +165,16 @@ bool all_of(const Exec& exec, const X& x, const P& pred) {
   return count_if(exec, x, pred) == impl::expr_size(impl::as_node(x));
 }
 /// Index of the smallest element (a global index for an Array, a view index for a view or an
-/// expression); ties go to the lowest row-major index. Throws for a zero-size operand; with NaNs
-/// present the result is unspecified (as for min). Collective.
+/// expression); ties go to the lowest row-major index, and with NaNs present it is the index of
+/// the first NaN (np.argmin). Throws for a zero-size operand. Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto argmin(const Exec& exec, const X& x) {
   SPMD_CHECK_REDUCE_EXEC("spmd::argmin");
   const auto e = impl::as_node(x);
   return impl::unravel(impl::arg_expr<true>(exec, "spmd::argmin", "spmd::reduce::argmin", e), e.shape());
 }
-/// Index of the largest element; ties go to the lowest row-major index. Collective.
+/// Index of the largest element; ties go to the lowest row-major index, the first NaN when
+/// there is one (np.argmax). Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto argmax(const Exec& exec, const X& x) {
   SPMD_CHECK_REDUCE_EXEC("spmd::argmax");

@@ -12,6 +12,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <tuple>
@@ -349,6 +350,12 @@ namespace spmd::impl {
 /// or standard deviation (a second pass around the means; divided by count - ddof).
 enum class Moment { none, mean, var, std };
 
+/// The divisor of a variance of `count` values: NumPy's max(count - ddof, 0), so ddof >= count
+/// gives inf (NaN for 0 / 0), never a negative variance. Local.
+inline index_t var_divisor(index_t count, index_t ddof) {
+  return std::max<index_t>(count - ddof, 0);
+}
+
 /// out[t] = Out(part[t] / div), or its square root (std).
 template <class Out, class Acc>
 struct AxisStore {
@@ -375,10 +382,8 @@ void combine_group(const Exec& exec, const char* fn, const Comm& group, const Ko
   auto host = Kokkos::create_mirror_view(Kokkos::HostSpace(), part);
   Kokkos::deep_copy(exec, host, part);
   fence(exec, "spmd::reduce (per axis) before MPI_Reduce");
-  const MPI_Op op = mpi_op(C == Combine::sum    ? Op::sum
-                           : C == Combine::prod ? Op::prod
-                           : C == Combine::min  ? Op::min
-                                                : Op::max);
+  const ReductionOp<C, Acc> reduction(fn);  // min / max: NumPy's NaN rule (impl/select.hpp)
+  const MPI_Op op = reduction.get();
   const int count = static_cast<int>(n);
   if (all) {
     SPMD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, host.data(), count, mpi_type<Acc>(), op, group.raw()), fn);
@@ -482,7 +487,7 @@ Array<Out, E::rank, typename E::memory_space> reduce_axes_keep(const Exec& exec,
     combine_group<C>(exec, fn, group, part, false);
     const index_t mine = out.owned().size();
     if (mine > 0) {
-      const index_t div = second ? count - ddof : count;
+      const index_t div = second ? var_divisor(count, ddof) : count;
       AxisStore<Out, Acc> store{out.local_with_halo().data(), part.data(), static_cast<Acc>(div),
                                 moment != Moment::none, moment == Moment::std};
       Kokkos::parallel_for(label, ItemPolicy<Exec>(exec, 0, mine), store);
@@ -512,27 +517,6 @@ Array<T, N - K, Mem> drop_axes(const Array<T, N, Mem>& keep, const std::common_t
 }  // namespace spmd::impl
 
 namespace spmd::impl {
-
-/// True for a NaN (never for integers). Device-callable.
-template <class V>
-KOKKOS_FORCEINLINE_FUNCTION bool arg_is_nan(const V v) {
-  if constexpr (std::is_floating_point_v<V>)
-    return v != v;
-  else
-    return false;
-}
-
-/// NumPy's argmin (Less) / argmax choice: does (x at index i) beat the best so far (v at index
-/// j; j < 0: none yet)? The first NaN wins (NumPy propagates NaN), else the smaller (larger)
-/// value, else the lower index (first occurrence). Device-callable.
-template <bool Less, class V>
-KOKKOS_FORCEINLINE_FUNCTION bool arg_beats(const V x, const index_t i, const V v, const index_t j) {
-  if (j < 0) return true;
-  const bool xn = arg_is_nan(x), vn = arg_is_nan(v);
-  if (vn) return xn && i < j;
-  if (xn) return true;
-  return (Less ? x < v : x > v) || (x == v && i < j);
-}
 
 /// The local fold of a per-axis argmin/argmax: for each point of the output box (the operand's
 /// box with extent 1 along `axis`), the best value and its global index along the axis (-1 for

@@ -249,7 +249,8 @@ struct ReduceRows {
   }
 };
 
-/// The smallest (Less) or largest value and the lowest row-major index holding it.
+/// The smallest (Less) or largest value and the lowest row-major index holding it, the first
+/// NaN when there is one (NumPy's argmin / argmax, impl/select.hpp); index -1: none yet.
 template <class T>
 struct ValueIndex {
   T value;
@@ -259,15 +260,15 @@ template <class T, bool Less>
 struct ArgRule {
   using value_type = ValueIndex<T>;
   KOKKOS_FORCEINLINE_FUNCTION static void init(value_type& v) {
-    v.value = Less ? Kokkos::reduction_identity<T>::min() : Kokkos::reduction_identity<T>::max();
-    v.index = Kokkos::reduction_identity<index_t>::min();
+    v.value = select_identity<T, Less>::value;
+    v.index = -1;
   }
   KOKKOS_FORCEINLINE_FUNCTION static bool better(const T x, const index_t i, const T v, const index_t j) {
-    return (Less ? x < v : x > v) || (x == v && i < j);
+    return arg_beats<Less>(x, i, v, j);
   }
   template <class A, class B>
   KOKKOS_FORCEINLINE_FUNCTION static void join(A& a, const B& b) {
-    if (better(b.value, b.index, a.value, a.index)) {
+    if (b.index >= 0 && better(b.value, b.index, a.value, a.index)) {
       a.value = b.value;
       a.index = b.index;
     }

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -159,6 +160,44 @@ constexpr Op op_of() {
     return Op::max;
 }
 
+/// Whether C reductions into Acc combine across ranks with NumPy's NaN rule (ReductionOp) rather
+/// than MPI's own operation (whose min / max of a NaN depends on the order of the operands).
+template <Combine C, class Acc>
+constexpr bool selects_nan() {
+  return C != Combine::sum && C != Combine::prod && std::is_floating_point_v<Acc>;
+}
+
+/// MPI's user function for ReductionOp: inout = np_minimum / np_maximum(in, inout).
+template <Combine C, class T>
+void select_combine(void* in, void* inout, int* len, MPI_Datatype*) {
+  const T* a = static_cast<const T*>(in);
+  T* b = static_cast<T*>(inout);
+  for (int i = 0; i < *len; ++i) b[i] = C == Combine::min ? np_minimum(a[i], b[i]) : np_maximum(a[i], b[i]);
+}
+
+/// The MPI operation of a C reduction into Acc for the duration of one call: MPI's own, or
+/// (selects_nan) a commutative user operation folding by NumPy's rule, so a NaN on any rank gives
+/// NaN whatever the order MPI combines in (freed on destruction). Local.
+template <Combine C, class Acc>
+class ReductionOp {
+ public:
+  explicit ReductionOp(const char* fn) {
+    if constexpr (selects_nan<C, Acc>())
+      SPMD_MPI_CHECK(MPI_Op_create(&select_combine<C, Acc>, 1, &op_), fn);
+    else
+      op_ = mpi_op(op_of<C>());
+  }
+  ~ReductionOp() {
+    if constexpr (selects_nan<C, Acc>()) MPI_Op_free(&op_);  // (a destructor cannot throw)
+  }
+  ReductionOp(const ReductionOp&) = delete;
+  ReductionOp& operator=(const ReductionOp&) = delete;
+  MPI_Op get() const { return op_; }
+
+ private:
+  MPI_Op op_ = MPI_OP_NULL;
+};
+
 /// The ranks' partial results of a C reduction combined, and the agreement on an error one rank
 /// may have met before it (`error`: its message, "" for none) in the same MPI_Allreduce: a second
 /// element of type Acc carries a failure flag that the reduction's own operation propagates
@@ -171,7 +210,8 @@ Acc combine_ranks(const Comm& comm, const Acc local, const std::string& error = 
   constexpr bool low = C == Combine::prod || C == Combine::min;
   const Acc ok = low ? Acc(1) : Acc(0), failed = low ? Acc(0) : Acc(1);
   Acc v[2] = {local, error.empty() ? ok : failed};
-  comm.allreduce(v, 2, op_of<C>());
+  const ReductionOp<C, Acc> op("spmd::reduce");
+  SPMD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2, mpi_type<Acc>(), op.get(), comm.raw()), "spmd::reduce");
   if (!(v[1] == ok)) comm.check(error.empty(), error);
   return v[0];
 }
@@ -884,9 +924,12 @@ index_t arg_expr(const Exec& exec, const char* fn, const char* label, const E& e
       return reduce_box<R>(exec, label, items, ArgRows<R, Src, M, false>{src, base, coef});
     });
   });
-  const V best = combine_ranks < Less ? Combine::min : Combine::max > (comm, local.value, error);
-  const index_t none = Kokkos::reduction_identity<index_t>::min();
-  return comm.allreduce(local.value == best ? local.index : none, Op::min);
+  // the best value (NaN when some rank's is), then the lowest index holding it (a rank's own best
+  // index is its first NaN when it has one); a rank without elements takes part with the identity
+  const V mine = local.index >= 0 ? local.value : select_identity<V, Less>::value;
+  const V best = combine_ranks < Less ? Combine::min : Combine::max > (comm, mine, error);
+  const bool holds = local.index >= 0 && (local.value == best || (is_nan(local.value) && is_nan(best)));
+  return comm.allreduce(holds ? local.index : std::numeric_limits<index_t>::max(), Op::min);
 }
 
 }  // namespace spmd::impl

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "spmd/array.hpp"
+#include "spmd/impl/select.hpp"
 #include "spmd/math.hpp"
 #include "spmd/slice.hpp"
 
@@ -72,9 +73,9 @@ struct Bin {
     else if constexpr (Op == BinOp::pow)
       return math::pow(x, y);
     else if constexpr (Op == BinOp::minimum)
-      return y < x || y != y ? y : x;  // NumPy: a NaN on either side gives NaN
+      return np_minimum(x, y);  // NumPy: a NaN on either side gives NaN; y on a tie (impl/select.hpp)
     else if constexpr (Op == BinOp::maximum)
-      return x < y || y != y ? y : x;
+      return np_maximum(x, y);
     else if constexpr (Op == BinOp::lt)
       return x < y;
     else if constexpr (Op == BinOp::le)

@@ -47,6 +47,7 @@
 #include <utility>
 
 #include "spmd/impl/ndrange.hpp"
+#include "spmd/impl/select.hpp"
 #include "spmd/impl/testing.hpp"
 #include "spmd/types.hpp"
 
@@ -305,7 +306,8 @@ void for_box(const Exec& exec, const char* label, const BoxItems<M>& items, cons
 
 // ---- reductions ----------------------------------------------------------------------------------
 
-/// How values fold: sum, prod, min, max, and max of |x| (identity 0).
+/// How values fold: sum, prod, min, max, and max of |x| (identity 0). min, max and absmax
+/// follow NumPy's NaN rule (impl/select.hpp): a NaN among the values gives NaN.
 enum class Combine { sum, prod, min, max, absmax };
 
 /// A reduction rule: the type of a partial result, its identity, how two fold, how a value
@@ -318,10 +320,8 @@ struct Rule {
       v = T(0);
     else if constexpr (C == Combine::prod)
       v = T(1);
-    else if constexpr (C == Combine::min)
-      v = Kokkos::reduction_identity<T>::min();
     else
-      v = Kokkos::reduction_identity<T>::max();
+      v = select_identity<T, C == Combine::min>::value;
   }
   /// acc = acc (C) x for one value.
   KOKKOS_FORCEINLINE_FUNCTION static void add(T& acc, const T x) {
@@ -330,13 +330,11 @@ struct Rule {
     else if constexpr (C == Combine::prod)
       acc *= x;
     else if constexpr (C == Combine::min)
-      acc = x < acc ? x : acc;
+      acc = np_minimum(x, acc);  // NumPy's fold: NaN when any value is NaN (impl/select.hpp)
     else if constexpr (C == Combine::max)
-      acc = x > acc ? x : acc;
-    else {
-      const T m = x < T(0) ? -x : x;
-      acc = m > acc ? m : acc;
-    }
+      acc = np_maximum(x, acc);
+    else
+      acc = np_maximum(x < T(0) ? -x : x, acc);
   }
   template <class A, class B>
   KOKKOS_FORCEINLINE_FUNCTION static void join(A& a, const B& b) {
@@ -344,11 +342,10 @@ struct Rule {
       a += b;
     else if constexpr (C == Combine::prod)
       a *= b;
-    else if constexpr (C == Combine::min) {
-      if (b < a) a = b;
-    } else {  // max, absmax (partial results are already >= 0)
-      if (b > a) a = b;
-    }
+    else if constexpr (C == Combine::min)
+      a = np_minimum(static_cast<T>(a), static_cast<T>(b));
+    else  // max, absmax (partial results are already >= 0, or NaN)
+      a = np_maximum(static_cast<T>(a), static_cast<T>(b));
   }
 };
 
