@@ -6,7 +6,8 @@
 #
 # (run-carried.sh exports build, src, mpiexec, out and the library path). STEPS (default all, in
 # this order): triad stencil knobs reduce cg sparse apps cupy; also solvers (issue 26's
-# methods and preconditioners) and tests (test programs at 1 and 2 ranks on GPU 0), named only. One rank, GPU 0. Each benchmark writes
+# methods and preconditioners), cgapps (the apps step's CG runs alone) and tests (test programs
+# at 1 and 2 ranks on GPU 0), named only. One rank, GPU 0. Each benchmark writes
 # Google Benchmark JSON (3 repetitions, aggregates) and each app its --json report under $out; a
 # step that would start after SPMD_COMPUTE_BUDGET seconds (default 480) is skipped and said so.
 # The summary lines go to $out/compute.txt and stdout.
@@ -61,6 +62,8 @@ for s in "${steps[@]}"; do
       app app_stencil_fast stencil --n 16384 --steps 100 --fast
       app app_stencil_inplace stencil --n 16384 --steps 100
       app app_cfd cfd --nx 4096 --ny 4096 --steps 10 --nit 50
+      ;&
+    cgapps)  # (also part of apps) CG on the CSR matrix and matrix-free
       app app_cg_csr cg_solver --problem poisson2d --n 4096 --tol 1e-12 --max-iters 1000
       app app_cg_mf cg_solver --problem poisson2d --n 4096 --tol 1e-12 --max-iters 1000 --operator matrix-free ;;
     solvers)  # issue 26's methods and preconditioners on the GPU (CSR unless said)
