@@ -76,6 +76,7 @@ for s in "${steps[@]}"; do
     tests)  # test programs of the build, 1 and 2 ranks sharing GPU 0 (SPMD_TESTS, default test_sparse)
       for t in ${SPMD_TESTS:-test_sparse}; do
         [[ -x $build/tests/$t ]] || { say "$t: not in the carried build"; continue; }
+        export GTEST_COLOR=no
         run "${t}_np1" "$mpiexec" -n 1 "$build/tests/$t"
         SPMD_SHARE_GPUS=1 run "${t}_np2" "$mpiexec" -n 2 -x SPMD_SHARE_GPUS "$build/tests/$t"
         say "$t: $(grep -h -E '^\[  (PASSED|FAILED) ' "$out/${t}_np1.log" "$out/${t}_np2.log" | tr '\n' ' ')"
