@@ -134,9 +134,14 @@ class Comm {
   /// Element-wise combine of data[0..n) over all ranks, in place. Collective.
   template <class T>
   void allreduce(T* data, int n, Op op) const {
+    allreduce(data, n, mpi_op(op));
+  }
+  /// The same with an MPI operation of the caller's (a user-defined one: MPI_Op_create). Collective.
+  template <class T>
+  void allreduce(T* data, int n, MPI_Op op) const {
     const impl::Region region("spmd::comm::allreduce");
     impl::profiling::count_collective(sizeof(T) * static_cast<std::size_t>(n));
-    SPMD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, n, mpi_type<T>(), mpi_op(op), raw()), "spmd::Comm::allreduce");
+    SPMD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, n, mpi_type<T>(), op, raw()), "spmd::Comm::allreduce");
   }
   /// Start an element-wise combine of data[0..n) over all ranks, in place (MPI_Iallreduce). The
   /// result is in data once the returned request completes; data must stay valid and untouched

@@ -211,7 +211,7 @@ Acc combine_ranks(const Comm& comm, const Acc local, const std::string& error = 
   const Acc ok = low ? Acc(1) : Acc(0), failed = low ? Acc(0) : Acc(1);
   Acc v[2] = {local, error.empty() ? ok : failed};
   const ReductionOp<C, Acc> op("spmd::reduce");
-  SPMD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2, mpi_type<Acc>(), op.get(), comm.raw()), "spmd::reduce");
+  comm.allreduce(v, 2, op.get());
   if (!(v[1] == ok)) comm.check(error.empty(), error);
   return v[0];
 }
