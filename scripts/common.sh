@@ -48,13 +48,22 @@ spmd_build() {
   local mpiexec=${SPMD_MPIEXEC:-$(command -v mpiexec.mpich || true)}
   [[ -n "$mpicxx" ]] && args+=("-DMPI_CXX_COMPILER=$mpicxx")
   [[ -n "$mpiexec" ]] && args+=("-DMPIEXEC_EXECUTABLE=$mpiexec")
+  # SPMD_BUILD_TARGETS: build only these, in parallel, through the spmd_selection target (CMake's
+  # Makefiles would build several --target goals one after another); unset: everything.
+  local selection=() goal=()
+  # shellcheck disable=SC2206
+  local targets=(${SPMD_BUILD_TARGETS:-})
+  if ((${#targets[@]})); then
+    selection=("-DSPMD_SELECTION=$(IFS=';'; echo "${targets[*]}")")
+    goal=(--target spmd_selection)
+  else
+    selection=(-DSPMD_SELECTION=)
+  fi
   spmd_log "configuring $build"
-  cmake -S "$SPMD_ROOT" -B "$build" "${args[@]}" "$@" >"$build.configure.log" 2>&1 ||
+  cmake -S "$SPMD_ROOT" -B "$build" "${args[@]}" "${selection[@]}" "$@" >"$build.configure.log" 2>&1 ||
     { cat "$build.configure.log" >&2; return 1; }
-  spmd_log "building (log: $build.build.log)"
-  # shellcheck disable=SC2086
-  cmake --build "$build" -j "${SPMD_JOBS:-$(nproc)}" ${SPMD_BUILD_TARGETS:+--target $SPMD_BUILD_TARGETS} \
-    >"$build.build.log" 2>&1 ||
+  spmd_log "building${SPMD_BUILD_TARGETS:+ ${targets[*]}} (log: $build.build.log)"
+  cmake --build "$build" -j "${SPMD_JOBS:-$(nproc)}" "${goal[@]}" >"$build.build.log" 2>&1 ||
     { tail -60 "$build.build.log" >&2; return 1; }
 }
 
