@@ -22,7 +22,9 @@
 # scripts/scaling_model.py --measured read it), json.tgz (the apps' and benchmarks' JSON),
 # logs.tgz, junit.tgz; the summary table is printed last.
 #
-# Environment: SPMD_MG_BUDGET; SPMD_MG_BUILD=DIR runs a build folder's binaries instead of the
+# Environment: SPMD_MG_BUDGET; SPMD_MG_ONLY (a bash regex: only the app series whose names match,
+# e.g. '^(cfd|swe|cg)'; the benchmarks run regardless); SPMD_MG_TESTS (a ctest -R regex for the
+# suite, default every test at 1..GPUs ranks: '_np[1-N]$'); SPMD_MG_BUILD=DIR runs a build folder's binaries instead of the
 # pack (a CPU check: SPMD_MG_SMALL=1 divides every size so that it runs in seconds there);
 # SPMD_MG_GPUS (default "1 2 4", capped at the GPUs present); SPMD_MG_JOBS (ctest -j, default 4).
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0): the lent machines' rule.
@@ -86,6 +88,7 @@ nvidia-smi topo -m >"$out/topology.log" 2>&1 || true
 run() {
   local series=$1 kind=$2 target=$3 np=$4 app=$5
   shift 5
+  [[ -n ${SPMD_MG_ONLY:-} && ! $series =~ $SPMD_MG_ONLY ]] && return
   local tag
   tag=$(printf '%s_g%s' "$series" "$np" | tr -c 'a-zA-Z0-9_\n' '_' | tr -s '_')
   local rem
@@ -134,19 +137,6 @@ big=$(s 16384) mid=$(s 4096) little=$(s 1024) cg_strong=$(s 8192)
 
 measure() {
   log "weak and strong scaling"
-  weak "stencil --fast ${big}^2/GPU" 0.95 "$big" stencil --n @N@ --steps 100 --fast --quiet
-  weak "stencil --fast --overlap ${big}^2/GPU" 0.95 "$big" stencil --n @N@ --steps 100 --fast --overlap --quiet
-  weak "stencil ${big}^2/GPU" 0.95 "$big" stencil --n @N@ --steps 100 --quiet
-  weak "stencil --overlap ${big}^2/GPU" 0.95 "$big" stencil --n @N@ --steps 100 --overlap --quiet
-  weak "stencil --fast ${little}^2/GPU" 0.80 "$little" stencil --n @N@ --steps 2000 --fast --quiet
-  weak "stencil --fast --overlap ${little}^2/GPU" 0.80 "$little" stencil --n @N@ --steps 2000 --fast --overlap --quiet
-  strong "stencil --fast ${big}^2" 0.80 stencil --n "$big" --steps 100 --fast --quiet
-  strong "stencil --fast --overlap ${big}^2" 0.80 stencil --n "$big" --steps 100 --fast --overlap --quiet
-  local be
-  for be in ipc nccl mpi; do
-    SPMD_BACKEND=$be run "stencil --fast ${big}^2 SPMD_BACKEND=$be" strong 0.80 "$maxg" stencil --n "$big" --steps 100 \
-      --fast --quiet --spmd-log-view  # the log (logs.tgz) shows halo::plan, begin and end per backend
-  done
   weak "cfd ${mid}^2/GPU" 0.95 "$mid" cfd --ny @NY@ --nx @NX@ --steps 10 --warmup 1 --quiet
   weak "cfd ${little}^2/GPU" 0.80 "$little" cfd --ny @NY@ --nx @NX@ --steps 20 --warmup 1 --quiet
   weak "cfd --overlap ${mid}^2/GPU" 0.95 "$mid" cfd --ny @NY@ --nx @NX@ --steps 10 --warmup 1 --overlap --quiet
@@ -160,6 +150,19 @@ measure() {
   weak "cg matrix-free ${little}^2/GPU" 0.80 "$little" "${cg[@]}" --n @N@ --max-iters 1000 --operator matrix-free
   weak "cg csr --pipelined ${little}^2/GPU" 0.80 "$little" "${cg[@]}" --n @N@ --max-iters 1000 --pipelined
   strong "cg csr ${cg_strong}^2" 0.80 "${cg[@]}" --n "$cg_strong" --max-iters 200
+  weak "stencil --fast ${big}^2/GPU" 0.95 "$big" stencil --n @N@ --steps 100 --fast --quiet
+  weak "stencil --fast --overlap ${big}^2/GPU" 0.95 "$big" stencil --n @N@ --steps 100 --fast --overlap --quiet
+  weak "stencil ${big}^2/GPU" 0.95 "$big" stencil --n @N@ --steps 100 --quiet
+  weak "stencil --overlap ${big}^2/GPU" 0.95 "$big" stencil --n @N@ --steps 100 --overlap --quiet
+  weak "stencil --fast ${little}^2/GPU" 0.80 "$little" stencil --n @N@ --steps 2000 --fast --quiet
+  weak "stencil --fast --overlap ${little}^2/GPU" 0.80 "$little" stencil --n @N@ --steps 2000 --fast --overlap --quiet
+  strong "stencil --fast ${big}^2" 0.80 stencil --n "$big" --steps 100 --fast --quiet
+  strong "stencil --fast --overlap ${big}^2" 0.80 stencil --n "$big" --steps 100 --fast --overlap --quiet
+  local be
+  for be in ipc nccl mpi; do
+    SPMD_BACKEND=$be run "stencil --fast ${big}^2 SPMD_BACKEND=$be" strong 0.80 "$maxg" stencil --n "$big" --steps 100 \
+      --fast --quiet --spmd-log-view  # the log (logs.tgz) shows halo::plan, begin and end per backend
+  done
 
   log "benchmarks"
   local common=(--benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_out_format=json)
@@ -194,7 +197,7 @@ suite() {
     share=$(( (rem - 10) / (be == ipc ? 3 : (be == nccl ? 2 : 1)) ))
     t0=$SECONDS
     (cd "$build" && timeout "$share" env SPMD_BACKEND=$be ctest --output-on-failure --timeout 240 \
-       -j "${SPMD_MG_JOBS:-4}" -R "_np[1-$maxg]\$" -E "uncaught|consumer" -LE package \
+       -j "${SPMD_MG_JOBS:-4}" -R "${SPMD_MG_TESTS:-_np[1-$maxg]\$}" -E "uncaught|consumer" -LE package \
        --output-junit "$out/ctest-$be.xml" >"$out/ctest-$be.log" 2>&1)
     local rc=$?
     res=$(grep -E "tests passed|No tests were found" "$out/ctest-$be.log" | tail -1)
