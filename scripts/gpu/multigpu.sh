@@ -24,7 +24,8 @@
 #
 # Environment: SPMD_MG_BUDGET; SPMD_MG_ONLY (a bash regex: only the app series whose names match,
 # e.g. '^(cfd|swe|cg)'; the benchmarks run regardless); SPMD_MG_TESTS (a ctest -R regex for the
-# suite, default every test at 1..GPUs ranks: '_np[1-N]$'); SPMD_MG_BUILD=DIR runs a build folder's binaries instead of the
+# suite, default every test at 1..GPUs ranks: '_np[1-N]$'); SPMD_MG_SUITE_BACKENDS (default
+# "ipc nccl mpi": the suite once per backend forced, each in an equal share of the time left); SPMD_MG_BUILD=DIR runs a build folder's binaries instead of the
 # pack (a CPU check: SPMD_MG_SMALL=1 divides every size so that it runs in seconds there);
 # SPMD_MG_GPUS (default "1 2 4", capped at the GPUs present); SPMD_MG_JOBS (ctest -j, default 4).
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0): the lent machines' rule.
@@ -191,10 +192,12 @@ measure() {
 # -- the suite per backend ----------------------------------------------------------------------------
 suite() {
   local be share rem t0 res
-  for be in ipc nccl mpi; do
+  local backends=(${SPMD_MG_SUITE_BACKENDS:-ipc nccl mpi}) k=0
+  for be in "${backends[@]}"; do
     rem=$(left)
     ((rem < 40)) && { row "ctest SPMD_BACKEND=$be" "skipped (budget)" 0; continue; }
-    share=$(( (rem - 10) / (be == ipc ? 3 : (be == nccl ? 2 : 1)) ))
+    share=$(( (rem - 10) / (${#backends[@]} - k) ))  # an equal share of what is left
+    k=$((k + 1))
     t0=$SECONDS
     (cd "$build" && timeout "$share" env SPMD_BACKEND=$be ctest --output-on-failure --timeout 240 \
        -j "${SPMD_MG_JOBS:-4}" -R "${SPMD_MG_TESTS:-_np[1-$maxg]\$}" -E "uncaught|consumer" -LE package \
