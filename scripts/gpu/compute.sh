@@ -84,6 +84,7 @@ for s in "${steps[@]}"; do
       done ;;
     cfd)  # (named only) the CFD app against the NumPy program on CuPy, with the same run's copy
       app app_cfd cfd --nx 4096 --ny 4096 --steps 10 --nit 50
+      app app_cfd_log_view cfd --nx 4096 --ny 4096 --steps 10 --nit 50 --spmd-log-view  # where a step goes
       run cupy_cfd python3 "$src/perf/peers/cupy_peers.py" --only copy,cfd --repeat 3 --json "$out/cupy_cfd.json" ;;
     cupy) run cupy python3 "$src/perf/peers/cupy_peers.py" --repeat 5 --json "$out/cupy.json" ;;
     *) say "unknown step '$s'" ;;
