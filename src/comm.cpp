@@ -100,7 +100,7 @@ void Comm::check(bool ok, const std::string& message) const {
   text.resize(static_cast<std::size_t>(len));
   bcast(text.data(), len, first_bad);
   if (size() > 1) text += impl::str(" [detected on rank ", first_bad, " of ", size(), "]");
-  throw Error(text, true);
+  throw Error(text, Error::Collective{});
 }
 
 Comm Comm::split(int color, int key) const {

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #endif
 
+#include "spmd/impl/backend.hpp"
 #include "spmd/impl/profiling.hpp"
 
 #include <chrono>
@@ -93,6 +94,13 @@ Runtime::Runtime(int& argc, char**& argv) {
     }
     argc = out;
     argv[argc] = nullptr;
+  }
+  // SPMD_BACKEND is read on every rank when a plan picks its backend; a bad value is a local
+  // error there, so it is agreed on here, once, with the options.
+  try {
+    (void)impl::env_backend();
+  } catch (const Error& e) {
+    if (bad.empty()) bad = e.what();
   }
 
   int initialized = 0;

@@ -26,9 +26,8 @@ template <class T, int N, class M, class... Rest>
 void check_same_layout(const char* fn, const Array<T, N, M>& a, const Rest&... rest) {
   auto one = [&](const auto& b) {
     if (!a.distribution().same_layout(b.distribution()))
-      throw Error(impl::str(fn, ": arrays '", a.label(), "' (", a.distribution().describe(), ") and '", b.label(),
-                            "' (", b.distribution().describe(), ") are not distributed alike"),
-                  true);
+      throw Error::replicated(impl::str(fn, ": arrays '", a.label(), "' (", a.distribution().describe(), ") and '",
+                                        b.label(), "' (", b.distribution().describe(), ") are not distributed alike"));
   };
   (one(rest), ...);
 }

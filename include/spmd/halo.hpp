@@ -67,13 +67,12 @@ class HaloExchange {
                Backend backend = Backend::automatic)
       : dist_(dist), pattern_(pattern), width_(width) {
     const char* fn = "spmd::HaloExchange";
-    if (dist.is_null()) throw Error(impl::str(fn, ": null distribution"), true);
+    if (dist.is_null()) throw Error::replicated(impl::str(fn, ": null distribution"));
     impl::agree(dist.comm(), [&] {
       for (int d = 0; d < N; ++d)
         if (width[d] < 0 || width[d] > dist.halo()[d])
           throw Error(impl::str(fn, ": width ", impl::shape_str(width), " must lie between 0 and the halo ",
-                                impl::shape_str(dist.halo()), " on every axis"),
-                      true);
+                                impl::shape_str(dist.halo()), " on every axis"));
     });
     const impl::Region region("spmd::halo::plan");
     auto l = impl::halo_layout(dist, pattern, width);
@@ -113,10 +112,9 @@ class HaloExchange {
     int i = 0;
     auto one = [&](const auto& a) {
       if (a.distribution() != dist_)
-        throw Error(impl::str(fn, ": array '", a.label(), "' has distribution (",
-                              a.is_null() ? std::string("null") : a.distribution().describe(),
-                              ") but the plan was built for (", dist_.describe(), ")"),
-                    true);
+        throw Error::replicated(impl::str(fn, ": array '", a.label(), "' has distribution (",
+                                          a.is_null() ? std::string("null") : a.distribution().describe(),
+                                          ") but the plan was built for (", dist_.describe(), ")"));
       fields_[i++] = a.local_with_halo().data();
     };
     (one(arrays), ...);

@@ -222,8 +222,9 @@ template <Combine C, class Acc>
 [[noreturn]] void fail_reduction(const Comm& comm, const std::string& error) {
   Acc identity;
   Rule<C, Acc>::init(identity);
-  combine_ranks<C, Acc>(comm, identity, error);
-  throw Error(error, true);  // not reached: combine_ranks throws
+  const std::string what = error.empty() ? std::string("spmd::reduce: error") : error;
+  combine_ranks<C, Acc>(comm, identity, what);
+  throw Error(what);  // not reached: with a message, combine_ranks throws the agreed error
 }
 
 // ---- classification and the cache of moves ------------------------------------------------------
@@ -431,11 +432,10 @@ template <class To, int No, int M, class Mem, class Td, int Nd, class Name>
 Access classify(const char* fn, const ArrayView<To, M, No, Mem>& o, const Array<Td, Nd, Mem>& tp,
                 const Selection<Nd, M>& ts, const Name& target_name) {
   const auto& op = o.parent();
-  if (op.is_null()) throw Error(str(fn, ": operand is a null array"), true);
+  if (op.is_null()) throw Error::replicated(str(fn, ": operand is a null array"));
   if (!congruent(op.comm(), tp.comm()))
-    throw Error(str(fn, ": operand ", o.describe(), " lives on another communicator than ", target_name(),
-                    " (use spmd::redistribute to move it first)"),
-                true);
+    throw Error::replicated(str(fn, ": operand ", o.describe(), " lives on another communicator than ", target_name(),
+                                " (use spmd::redistribute to move it first)"));
   if constexpr (No != Nd) {
     return Access::moved;
   } else {
@@ -452,12 +452,12 @@ Access classify(const char* fn, const ArrayView<To, M, No, Mem>& o, const Array<
       const index_t reach = delta < 0 ? -delta : delta;
       const int h = op.halo()[a];
       if (os.map[a] >= 0 && h > 0 && reach > h)
-        throw Error(str(fn, ": operand ", o.describe(), " reads '", op.label(), "' shifted by ", delta, " along axis ",
-                        a, " relative to ", target_name(), ", but the halo of '", op.label(), "' is ", h,
-                        " wide there: widen the halo (spmd::halo), or give '", op.label(), "' no halo along axis ", a,
-                        " to have the operand moved automatically (halo reads read "
-                        "what the halo holds: call exchange_halo() first)"),
-                    true);
+        throw Error::replicated(str(fn, ": operand ", o.describe(), " reads '", op.label(), "' shifted by ", delta,
+                                    " along axis ", a, " relative to ", target_name(), ", but the halo of '",
+                                    op.label(), "' is ", h, " wide there: widen the halo (spmd::halo), or give '",
+                                    op.label(), "' no halo along axis ", a,
+                                    " to have the operand moved automatically (halo reads read "
+                                    "what the halo holds: call exchange_halo() first)"));
       if (reach > h) moved = true;  // no halo along a kept axis, or another plane of a dropped axis
     }
     if (moved || !op.distribution().same_layout(tp.distribution()) || !(op.comm() == tp.comm())) return Access::moved;
@@ -578,15 +578,13 @@ Access classify_broadcast(const char* fn, const ArrayView<To, Mo, No, Mem>& o, c
                           const std::common_type_t<Index<M>>& tshape, const Name& target_name) {
   static_assert(Mo <= M, "spmd: an operand has more axes than the expression");
   const auto& op = o.parent();
-  if (op.is_null()) throw Error(str(fn, ": operand is a null array"), true);
+  if (op.is_null()) throw Error::replicated(str(fn, ": operand is a null array"));
   if (!congruent(op.comm(), tp.comm()))
-    throw Error(str(fn, ": operand ", o.describe(), " lives on another communicator than ", target_name(),
-                    " (use spmd::redistribute to move it first)"),
-                true);
+    throw Error::replicated(str(fn, ": operand ", o.describe(), " lives on another communicator than ", target_name(),
+                                " (use spmd::redistribute to move it first)"));
   if (!broadcasts_to(o.shape(), tshape))
-    throw Error(str(fn, ": operand ", o.describe(), " of shape ", np_shape_str(o.shape()),
-                    " does not broadcast to the shape ", np_shape_str(tshape), " of ", target_name()),
-                true);
+    throw Error::replicated(str(fn, ": operand ", o.describe(), " of shape ", np_shape_str(o.shape()),
+                                " does not broadcast to the shape ", np_shape_str(tshape), " of ", target_name()));
   return Access::broadcast;
 }
 
@@ -694,7 +692,7 @@ void assign_expr(const Exec& exec, const ArrayView<Td, M, Nd, Mem>& dst, const E
                  ExprState<Td, Mem>* state = nullptr, const char* label = nullptr) {
   static_assert(E::rank <= M, "spmd::assign: the expression has more axes than the destination");
   const auto& tp = dst.parent();
-  if (tp.is_null()) throw Error(str(fn, ": the destination is a null array"), true);
+  if (tp.is_null()) throw Error::replicated(str(fn, ": the destination is a null array"));
   // NumPy's `dst[...] = e`: e's shape broadcasts to the destination's (a row (m,) into (n, m)
   // is stretched along axis 0); the destination is never broadcast.
   bool stretched = false;
@@ -704,9 +702,8 @@ void assign_expr(const Exec& exec, const ArrayView<Td, M, Nd, Mem>& dst, const E
     else
       stretched = true;
     if (stretched && !broadcasts_to(e.shape(), dst.shape()))
-      throw Error(str(fn, ": could not broadcast the expression of shape ", np_shape_str(e.shape()),
-                      " into destination ", dst.describe(), " of shape ", np_shape_str(dst.shape())),
-                  true);
+      throw Error::replicated(str(fn, ": could not broadcast the expression of shape ", np_shape_str(e.shape()),
+                                  " into destination ", dst.describe(), " of shape ", np_shape_str(dst.shape())));
   }
   (void)stretched;
   ExprState<Td, Mem>& st = state ? *state : expr_state(tp);
@@ -757,7 +754,7 @@ void assign_expr(const Exec& exec, const ArrayView<Td, M, Nd, Mem>& dst, const E
 template <class Exec, class E, class Anchor, class Run>
 auto bind_to_anchor(const Exec& exec, const char* fn, const E& e, const Anchor& anchor, const Run& run) {
   const auto& tp = anchor.parent();
-  if (tp.is_null()) throw Error(str(fn, ": operand is a null array"), true);
+  if (tp.is_null()) throw Error::replicated(str(fn, ": operand is a null array"));
   const Box<Anchor::rank> box = anchor.owned();
   Alias alias;
   auto& st = expr_state(tp);
@@ -803,7 +800,7 @@ auto bind_for_reduction(const Exec& exec, const char* fn, const E& e, const Run&
   };
   visit_terminals(e, try_one);
   if (!found) {
-    if (first.parent().is_null()) throw Error(str(fn, ": operand is a null array"), true);
+    if (first.parent().is_null()) throw Error::replicated(str(fn, ": operand is a null array"));
     const Array<char, M, Mem> layout(Distribution<M>(first.comm(), e.shape()), Label{"spmd::reduce::layout"},
                                      Init::none);
     if constexpr (none) {
@@ -821,9 +818,8 @@ auto bind_for_reduction(const Exec& exec, const char* fn, const E& e, const Run&
 template <class E>
 void require_nonempty_expr(const char* fn, const E& e) {
   if (expr_size(e) == 0)
-    throw Error(str(fn, ": zero-size operand (shape ", shape_str(e.shape()), ") has no ", fn + 6,
-                    " (the reduction has no identity)"),
-                true);
+    throw Error::replicated(str(fn, ": zero-size operand (shape ", shape_str(e.shape()), ") has no ", fn + 6,
+                                " (the reduction has no identity)"));
 }
 
 /// The communicator of a reduction's operand; a null operand is an error (on the ranks that
@@ -831,7 +827,7 @@ void require_nonempty_expr(const char* fn, const E& e) {
 template <class E>
 const Comm& reduction_comm(const char* fn, const E& e) {
   const auto& tp = first_terminal(e).parent();
-  if (tp.is_null()) throw Error(str(fn, ": operand is a null array"), true);
+  if (tp.is_null()) throw Error::replicated(str(fn, ": operand is a null array"));
   return tp.comm();
 }
 
@@ -892,7 +888,7 @@ auto with_product(const char* fn, const A& a, const B& b, const Fail& fail, cons
   }
   if (!e) {
     fail(error);
-    throw Error(error, true);  // not reached: fail throws the agreed error
+    throw Error(error);  // not reached: fail throws the agreed error
   }
   return f(*e);
 }

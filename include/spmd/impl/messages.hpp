@@ -120,9 +120,9 @@ class MessagePlan {
   /// exceed MPI's int count of bytes (the verdict uses the agreed largest message). Local.
   void reserve(int width) {
     if (static_cast<double>(largest_) * width * static_cast<double>(sizeof(T)) > static_cast<double>(INT_MAX))
-      throw Error(str(fn_, ": a message of ", largest_, " points x ", width,
-                      " elements is larger than MPI's int count of bytes (use more ranks or fewer arrays at once)"),
-                  true);
+      throw Error::replicated(
+          str(fn_, ": a message of ", largest_, " points x ", width,
+              " elements is larger than MPI's int count of bytes (use more ranks or fewer arrays at once)"));
     width_ = width;
     if (width <= capacity_) return;
     capacity_ = width;

@@ -30,9 +30,8 @@ CsrMatrix<T, M>::CsrMatrix(const Distribution<1>& rows, index_t ncols, const imp
   std::array<index_t, 2> range{ncols, -ncols};
   comm.allreduce(range.data(), 2, Op::max);
   if (range[0] != -range[1] || ncols < 0)
-    throw Error(impl::str(fn, ": '", label, "': the ranks pass different or negative column counts (from ", -range[1],
-                          " to ", range[0], ")"),
-                true);
+    throw Error::replicated(impl::str(fn, ": '", label, "': the ranks pass different or negative column counts (from ",
+                                      -range[1], " to ", range[0], ")"));
   std::string err;
   const auto where = [&] { return impl::str(fn, ": '", label, "': rank ", me, " (rows [", lo, ", ", lo + n, ")): "); };
   if (in.row_ptr.extent(0) != static_cast<std::size_t>(n + 1)) {
