@@ -182,6 +182,7 @@ Runtime::~Runtime() {
     if (std::uncaught_exceptions() == 0) print_log_view();
   }
   world_.reset();
+  impl::reap_parked();  // buffers of abandoned exchanges that have completed, before Kokkos goes
   if (Kokkos::is_initialized()) Kokkos::finalize();
   int finalized = 0;
   MPI_Finalized(&finalized);

@@ -66,6 +66,10 @@ inline std::string bytes_str(double bytes) {
   return os.str();
 }
 
+/// One diagnostic line on stderr, "spmd: rank <rank>: <what>" ("spmd: <what>" for rank < 0), for what the library finds
+/// but cannot throw (a destructor that meets work left undone). Never communicates. Local.
+void report(int rank, const std::string& what) noexcept;
+
 /// Text of an MPI error code. Local.
 std::string mpi_error_string(int code);
 

@@ -153,6 +153,20 @@ class MessagePlan {
   /// True when this rank sends or receives anything. Local.
   bool has_messages() const { return !sends_.empty() || !recvs_.empty(); }
 
+  /// Hand an exchange left in flight (started, not waited for) to impl::park without
+  /// communicating: the MPI requests and this plan's buffers (`self`, which must own this plan)
+  /// are kept until MPI completes them; NCCL's and ipc's work, queued on a stream and matched by
+  /// the peers' own, is kept to the end of the process. The plan must not be used again. Local.
+  static void park_in_flight(std::shared_ptr<MessagePlan> self) noexcept {
+    std::vector<MPI_Request> pending;
+    const bool streams = self->backend_ != Backend::mpi || self->ipc_ != nullptr;
+    try {
+      if (!streams) pending = std::move(self->requests_);
+    } catch (...) {
+    }
+    park(std::move(pending), std::move(self), streams);
+  }
+
   /// After packing send_buffer() on `exec`: MPI: copy to staging if needed, fence `exec`, post
   /// one MPI_Irecv per receive and one MPI_Isend per send. NCCL: one grouped exchange on exec's
   /// stream (the receives land in recv_buffer() in stream order). ipc: one copy per send into the
