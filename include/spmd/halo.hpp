@@ -137,8 +137,8 @@ class HaloExchange {
   void end() {
     if (abandoned_)
       throw Error(
-          "spmd::HaloExchange::end: no exchange in progress: the one begun was abandoned (its request was "
-          "destroyed before end()); the next begin() discards it");
+          "spmd::HaloExchange::end: no exchange in progress: the one begun was abandoned (its request was destroyed "
+          "before end(), or abandon()); the next begin() discards it");
     if (!active_) throw Error("spmd::HaloExchange::end: no exchange in progress (call begin() first)");
     const impl::Region region("spmd::halo::end");
     active_ = false;
@@ -185,12 +185,12 @@ class HaloExchange {
     try {
       impl::report(dist_.comm().rank(),
                    impl::str(who, ": the halo exchange of ", describe(),
-                             " was left open (destroyed before end()): abandoned, not completed; its data is "
-                             "discarded at the plan's next begin()"));
+                             " was left open without end(): abandoned, not completed; its data is discarded ",
+                             "at the plan's next begin()"));
     } catch (...) {  // no memory for the message: the plan is abandoned all the same
     }
   }
-  /// "spmd::HaloExchange (box, width {1, 1}, tag 7) on (<distribution>)", for messages. Local.
+  /// "spmd::HaloExchange (box, width {1, 1}, mpi) on (<distribution>)", for messages. Local.
   std::string describe() const {
     return impl::str("spmd::HaloExchange (", pattern_ == Pattern::face ? "face" : "box", ", width ",
                      impl::shape_str(width_), ", ", spmd::to_string(msgs_->backend()), ") on (", dist_.describe(), ")");

@@ -238,7 +238,7 @@ struct AxisWork {
 };
 
 /// The device form of a per-axis reduction's local fold (GPUs; host spaces only under
-/// testing::knobs().point_items): chunk c of output point q folded by one vector group into
+/// Forms::point_items): chunk c of output point q folded by one vector group into
 /// part[q * chunks + c]. When the last axis is reduced, a chunk is a run of the point's reduced
 /// values in row order and adjacent lanes read adjacent values; when it is kept, adjacent groups
 /// (one lane each) take adjacent output points, which lie side by side in memory.
@@ -459,7 +459,7 @@ Array<Out, E::rank, typename E::memory_space> reduce_axes_keep(const Exec& exec,
         // host spaces: row chunks of output points; a GPU: a thread per output point, or chunks
         // of the reduced values over vector groups where that leaves the GPU idle or reads
         // long rows uncoalesced (AxisWork::chunked)
-        const bool device_form = !host_accessible<Mem>() || testing::knobs().point_items;
+        const bool device_form = forms<Mem>().point_items;
         const auto run = [&](auto contig_tag) {
           constexpr bool Contig = decltype(contig_tag)::value;
           const AxisPartial<R, F, Src, N, Contig> body{src, into.data(), oext, rext, outer, last, center, cdiv};

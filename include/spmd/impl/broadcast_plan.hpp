@@ -29,7 +29,6 @@
 #include "spmd/impl/box_copy.hpp"
 #include "spmd/impl/messages.hpp"
 #include "spmd/impl/selection.hpp"
-#include "spmd/impl/testing.hpp"
 
 namespace spmd::impl {
 
@@ -45,8 +44,8 @@ class BroadcastPlan {
   BroadcastPlan(const Comm& comm, const Distribution<N>& from, const Selection<N, Mo>& sel, const Index<Mo>& oshape,
                 const Box<Mo>& need, Backend backend, const char* fn)
       : from_(from), need_(need), fn_(fn) {
-    ++testing::counters().broadcast_plans;
-    testing::counters().broadcast_points += need.empty() ? 0 : static_cast<long>(need.size());
+    ++plan_counts().broadcast_plans;
+    plan_counts().broadcast_points += need.empty() ? 0 : static_cast<long>(need.size());
     const int p = comm.size(), me = comm.rank();
     // [source lo, hi (N each), need lo, hi (Mo each), operand shape (Mo), start, step, map (N each)]
     constexpr int L = 2 * N + 3 * Mo + 3 * N;

@@ -23,7 +23,7 @@
 #include "spmd/impl/expr_nodes.hpp"
 #include "spmd/impl/kernels.hpp"
 #include "spmd/impl/region_plan.hpp"
-#include "spmd/impl/testing.hpp"
+#include "spmd/impl/forms.hpp"
 
 namespace spmd::impl {
 
@@ -500,7 +500,7 @@ void launch_lagged(const Exec& exec, ExprState<T, Mem>& st, const DstDev<T, M>& 
     k.lag = reach;
   }
   const index_t conc = static_cast<index_t>(exec.concurrency());
-  const index_t want = testing::knobs().bands > 0 ? testing::knobs().bands : conc;
+  const index_t want = forms<Mem>().bands > 0 ? forms<Mem>().bands : conc;
   k.nbands = std::max<index_t>(1, std::min(want, k.nunits));
   const auto need = static_cast<std::size_t>(k.nbands * (3 * k.lag + 1) * k.unit);
   if (st.lagged.extent(0) < need)
@@ -521,18 +521,18 @@ void launch_lagged(const Exec& exec, ExprState<T, Mem>& st, const DstDev<T, M>& 
     run(k);
 }
 
-/// dst = src in place on a 2-D box by the one-pass tiled form (TiledAssign) on `exec`, when the
-/// reaches are within its limits (at most 4 rows and 32 columns); false otherwise, and when the
-/// testing knob untiled_alias asks for the buffered form: the caller then buffers. Local.
+/// dst = src in place on a 2-D box by the one-pass tiled form (TiledAssign) on `exec`, when
+/// `forms` asks for it and the reaches are within its limits (at most 4 rows and 32 columns);
+/// false otherwise: the caller then buffers (the default form, measured faster). Local.
 template <class Exec, class T, class Mem, class Src, int M>
-bool launch_tiled(const Exec& exec, ExprState<T, Mem>& st, const DstDev<T, M>& dst, const Src& src, const Box<M>& box,
-                  const index_t reach, const index_t reach_last, const char* label) {
+bool launch_tiled(const Exec& exec, const Forms& forms, ExprState<T, Mem>& st, const DstDev<T, M>& dst, const Src& src,
+                  const Box<M>& box, const index_t reach, const index_t reach_last, const char* label) {
   if constexpr (M != 2) {
-    (void)exec, (void)st, (void)dst, (void)src, (void)box, (void)reach, (void)reach_last, (void)label;
+    (void)exec, (void)forms, (void)st, (void)dst, (void)src, (void)box, (void)reach, (void)reach_last, (void)label;
     return false;
   } else {
     constexpr index_t max_lag = 4, max_creach = 32;
-    if (reach > max_lag || reach_last > max_creach || testing::knobs().untiled_alias) return false;
+    if (!forms.tiled_alias || reach > max_lag || reach_last > max_creach) return false;
     using K = TiledAssign<DstDev<T, 2>, Src>;
     K k{dst, src, box.extent(0), box.extent(1), reach, reach_last, 0, 0, 0, 0, nullptr, false};
     const bool host = host_accessible<Mem>();
@@ -543,7 +543,7 @@ bool launch_tiled(const Exec& exec, ExprState<T, Mem>& st, const DstDev<T, M>& d
     k.width = host ? std::min<index_t>(8, k.cols) : team;
     k.tiles = (k.cols + k.width - 1) / k.width;
     if (host) {
-      const index_t bands = testing::knobs().bands > 0 ? testing::knobs().bands : 3;
+      const index_t bands = forms.bands > 0 ? forms.bands : 3;
       k.band = std::max<index_t>(1, (k.rows + bands - 1) / bands);
     } else {
       // enough tiles to fill the GPU (about 2048), bands of 8 to 64 rows, whole steps of rows
@@ -730,15 +730,16 @@ void assign_expr(const Exec& exec, const ArrayView<Td, M, Nd, Mem>& dst, const E
   }
   if (box.empty()) return;
   // The destination's storage is read at other positions. On the host: in place, a few units
-  // behind (LaggedAssign); on a device: in place by tiles of a 2-D box (TiledAssign), else into a
-  // buffer, then copied back.
+  // behind (LaggedAssign); on a device: into a buffer, then copied back, or (Forms::tiled_alias)
+  // in place by tiles of a 2-D box (TiledAssign).
+  const Forms forms_here = forms<typename Exec::memory_space>();
   if constexpr (host_accessible<typename Exec::memory_space>()) {
-    if (!testing::knobs().buffered_alias) {
+    if (!forms_here.device_alias) {
       launch_lagged(exec, st, out, src, box, alias.reach, contiguous(b, d.coef), label);
       return;
     }
   }
-  if (launch_tiled(exec, st, out, src, box, alias.reach, alias.reach_last, label)) return;
+  if (launch_tiled(exec, forms_here, st, out, src, box, alias.reach, alias.reach_last, label)) return;
   const auto n = static_cast<std::size_t>(box.size());
   if (st.scratch.extent(0) < n)
     st.scratch = Kokkos::View<Td*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::expr::scratch"), n);

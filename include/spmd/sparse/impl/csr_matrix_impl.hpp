@@ -137,7 +137,7 @@ void CsrMatrix<T, M>::build_blocks(const impl::HostRows<T>& in, std::vector<inde
     static_assert(impl::sell_heights[0] % 4 == 0 && impl::sell_heights[1] % 4 == 0 && impl::sell_heights[2] % 4 == 0 &&
                       impl::sell_device_height % 4 == 0,
                   "spmd::sparse::CsrMatrix: SELL chunk heights are multiples of 4");
-    const bool rows_form = !host_kernels || spmd::testing::knobs().point_items;
+    const bool rows_form = !host_kernels || spmd::impl::forms<M>().point_items;
     std::vector<int> heights(std::begin(impl::sell_heights), std::end(impl::sell_heights));
     if (rows_form) heights = {impl::sell_device_height};
     // The longest row of each group of 4 rows: a chunk of C rows spans C / 4 groups.
