@@ -6,7 +6,8 @@
 #
 # (run-carried.sh exports build, src, mpiexec, out and the library path). STEPS (default all, in
 # this order): triad stencil knobs reduce cg sparse apps cupy; also solvers (issue 26's
-# methods and preconditioners), cgapps (the apps step's CG runs alone) and tests (test programs
+# methods and preconditioners), cgapps (the apps step's CG runs alone), cfd (the CFD app and
+# CuPy's run of the NumPy program, with the copy bandwidth) and tests (test programs
 # at 1 and 2 ranks on GPU 0), named only. One rank, GPU 0. Each benchmark writes
 # Google Benchmark JSON (3 repetitions, aggregates) and each app its --json report under $out; a
 # step that would start after SPMD_COMPUTE_BUDGET seconds (default 480) is skipped and said so.
@@ -81,6 +82,10 @@ for s in "${steps[@]}"; do
         SPMD_SHARE_GPUS=1 run "${t}_np2" "$mpiexec" -n 2 -x SPMD_SHARE_GPUS "$build/tests/$t"
         say "$t: $(grep -h -E '^\[  (PASSED|FAILED) ' "$out/${t}_np1.log" "$out/${t}_np2.log" | tr '\n' ' ')"
       done ;;
+    cfd)  # (named only) the CFD app against the NumPy program on CuPy, with the same run's copy
+      app app_cfd cfd --nx 4096 --ny 4096 --steps 10 --nit 50
+      app app_cfd_log_view cfd --nx 4096 --ny 4096 --steps 10 --nit 50 --spmd-log-view  # where a step goes
+      run cupy_cfd python3 "$src/perf/peers/cupy_peers.py" --only copy,cfd --repeat 3 --json "$out/cupy_cfd.json" ;;
     cupy) run cupy python3 "$src/perf/peers/cupy_peers.py" --repeat 5 --json "$out/cupy.json" ;;
     *) say "unknown step '$s'" ;;
   esac

@@ -32,10 +32,10 @@
 ///   2. y = alpha A_diag x + beta y     (impl::SellProduct or KokkosSparse::spmv on the diagonal
 ///                                       block);
 ///   3. import end: wait for the ghosts;
-///   4. y += alpha A_off ghosts         (KokkosSparse::spmv of the off-diagonal block into a
-///                                       compact buffer, then one kernel adds it into those rows
-///                                       of y: a beta = 1 product over all local rows would read
-///                                       and write all of y for a few boundary rows).
+///   4. y += alpha A_off ghosts         (impl::OffDiagonalAdd: one kernel over the rows that
+///                                       have off-rank entries, adding into those rows of y; a
+///                                       beta = 1 product over all local rows would read and
+///                                       write all of y for a few boundary rows).
 /// The phases are public (import_begin, import_end, spmv_diagonal, spmv_offdiagonal) so that a
 /// benchmark can time them apart, or a solver can put other work in the gap.
 ///
@@ -291,14 +291,12 @@ class CsrMatrix {
   }
   void local_offdiagonal(const execution_space& exec, const T& alpha, const vector_type& y) const {
     const int nr = off_.numRows();
-    if (nr == 0) return;
+    if (nr == 0 || alpha == T(0)) return;  // BLAS: alpha 0 reads no x (a NaN ghost stays out of y)
     const spmd::impl::Region region("spmd::sparse::spmv_remote");
     const impl::VecView<const T, M> g(import_->ghosts().data(), import_->ghosts().extent(0));
-    spmd::impl::on_default_instance(exec, "spmd::sparse::CsrMatrix::spmv off-diagonal block", [&] {
-      KokkosSparse::spmv("N", alpha, off_, g, T(0), impl::VecView<T, M>(off_y_.data(), off_y_.extent(0)));
-    });
     Kokkos::parallel_for("spmd::sparse::CsrMatrix::offdiagonal_add", Kokkos::RangePolicy<execution_space>(exec, 0, nr),
-                         impl::ScatterAdd<T, M>{spmd::impl::vec(y), off_rows_, off_y_});
+                         impl::OffDiagonalAdd<T, M>{spmd::impl::vec(y), off_rows_, off_.graph.row_map, off_.graph.entries,
+                                                    off_.values, g, alpha});
   }
   void check_vector(const char* fn, const char* what, const vector_type& v, const Distribution<1>& d,
                     const char* side) const {
@@ -316,7 +314,6 @@ class CsrMatrix {
   impl::SellBlock<T, M> sell_;    // the diagonal block in SELL form (else empty)
   BlockStorage storage_;
   Kokkos::View<int*, M> off_rows_;  // the local row of each of off_'s rows
-  Kokkos::View<T*, M> off_y_;       // off_'s products, before they are added into y
   Kokkos::View<T*, M> diagonal_;
   std::shared_ptr<impl::GhostImport<T, M>> import_;
   std::shared_ptr<const std::vector<index_t>> ghost_cols_;  // global column of each ghost (host)

@@ -210,6 +210,19 @@ class KrylovBase {
   template <int K, class Body>
   void reduce_sums(const char* label, const vector_type& like, const Body& body, value_type (&out)[K]) const {
     if (progress_.options().reproducible) {
+      // A device's reduction keeps one accumulator per thread of a block in shared memory, at
+      // least a warp of them: K exact accumulators of 568 B each fit Kokkos' 48 KiB from K = 1
+      // to 2 only (found by the suite on an H200: CG's three sums threw Kokkos' "requested too
+      // much L0 scratch memory"). Until those sums are split over kernels, say so plainly.
+      if constexpr (!spmd::impl::host_accessible<typename execution_space::memory_space>())
+        if (sizeof(spmd::impl::ExactSums<K>) * 32 > 48 * 1024)
+          throw Error::replicated(
+              spmd::impl::str(label,
+                              ": SolverOptions::reproducible on a GPU is limited to two sums per "
+                              "kernel and this one has ",
+                              K,
+                              " (CG, pipelined CG and BiCGStab need three); solve without reproducible "
+                              "sums on the GPU, or with them on a host execution space"));
       auto s = spmd::impl::reduce_points<spmd::impl::ExactRule<K>>(exec_, label,
                                                                    spmd::impl::owned_extents(like.owned()), body);
       spmd::impl::exact_allreduce(like.comm(), s);

@@ -205,8 +205,6 @@ void CsrMatrix<T, M>::build_blocks(const impl::HostRows<T>& in, std::vector<inde
   dev_map o_map = alloc(dev_map(), "spmd::sparse::CsrMatrix::off_row_map", static_cast<std::size_t>(nr + 1));
   off_rows_ = Kokkos::View<int*, M>(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::sparse::CsrMatrix::off_rows"), off_rows.size());
-  off_y_ = Kokkos::View<T*, M>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::sparse::CsrMatrix::off_products"),
-                               off_rows.size());
   dev_ints d_col = alloc(dev_ints(), "spmd::sparse::CsrMatrix::diag_columns", static_cast<std::size_t>(slots));
   dev_ints o_col = alloc(dev_ints(), "spmd::sparse::CsrMatrix::off_columns", static_cast<std::size_t>(onnz));
   dev_vals d_val = alloc(dev_vals(), "spmd::sparse::CsrMatrix::diag_values", static_cast<std::size_t>(slots));

@@ -52,14 +52,24 @@ struct GatherPack {
   KOKKOS_INLINE_FUNCTION void operator()(const int k) const { buf[k] = x(idx(k)); }
 };
 
-/// y(rows(r)) += z(r): the off-diagonal block's products (one per row that has off-diagonal
-/// entries) added into y. The rows are distinct, so no atomics.
+/// y(rows(r)) += alpha * (row r of the off-diagonal block) . ghosts, one work item per row that
+/// has off-rank entries (the rows are distinct, so no two items write one element). One kernel,
+/// no temporary of the products and no sparse library call: KokkosSparse::spmv with the cuSPARSE
+/// TPL creates descriptors and a work buffer on every call (about 0.1-0.2 ms per product on an
+/// H200, measured 2026-11-27: CSR CG at 1024^2 per GPU went from 84 us per iteration on one GPU
+/// to 286 us on two).
 template <class T, class M>
-struct ScatterAdd {
+struct OffDiagonalAdd {
   VecView<T, M> y;
-  Kokkos::View<const int*, M> rows;
-  Kokkos::View<const T*, M> z;
-  KOKKOS_INLINE_FUNCTION void operator()(const int r) const { y(rows(r)) += z(r); }
+  Kokkos::View<const int*, M> rows, row_map, col;
+  Kokkos::View<const T*, M> val;
+  VecView<const T, M> ghosts;
+  T alpha;
+  KOKKOS_INLINE_FUNCTION void operator()(const int r) const {
+    T acc = T(0);
+    for (int k = row_map(r); k < row_map(r + 1); ++k) acc += val(k) * ghosts(col(k));
+    y(rows(r)) += alpha * acc;
+  }
 };
 
 /// The ghost import plan of a CsrMatrix: fills the ghost vector (the x entries of the
