@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "spmd/config.hpp"
+#include "spmd/impl/testing.hpp"
 #include "spmd/distribution.hpp"
 #include "spmd/impl/testing.hpp"
 #include "spmd/runtime.hpp"
@@ -142,11 +143,12 @@ int main(int argc, char** argv) {
     spmd::testing::knobs().column_min = std::strtoll(m, nullptr, 10);
     benchmark::AddCustomContext("column_min", m);
   }
-  // SPMD_BENCH_UNTILED_ALIAS=1: an aliased in-place update on a device takes the buffered form
-  // (evaluate into a temporary, copy back) instead of the one-pass tiled form.
-  if (const char* m = std::getenv("SPMD_BENCH_UNTILED_ALIAS")) {
-    spmd::testing::knobs().untiled_alias = std::strtoll(m, nullptr, 10) != 0;
-    benchmark::AddCustomContext("untiled_alias", m);
+  // SPMD_BENCH_TILED_ALIAS=1: an aliased in-place update on a device takes the one-pass tiled
+  // form where it applies instead of the buffered one (the default: evaluate into a temporary,
+  // copy back). bench_stencil's BM_stencil_fused_inplace_tiled selects it by itself.
+  if (const char* m = std::getenv("SPMD_BENCH_TILED_ALIAS")) {
+    spmd::testing::knobs().tiled_alias = std::strtoll(m, nullptr, 10) != 0;
+    benchmark::AddCustomContext("tiled_alias", m);
   }
 
   if (root) {

@@ -2,7 +2,10 @@
 // center[:] = 0.2 * (center + north + east + west + south)) one iteration at a time, five ways:
 //   BM_stencil_fused_inplace    center = 0.2 * (...) with spmd views: ONE fused kernel; the
 //                               destination is read at other positions, so NumPy semantics
-//                               need a buffer and a copy back (a second kernel)
+//                               need a buffer and a copy back (a second kernel) on a device, the
+//                               lagged form on a CPU
+//   BM_stencil_fused_inplace_tiled  (devices) the same by the one-pass tiled form, selected
+//                               through the test-only forms switch (impl/testing.hpp)
 //   BM_stencil_fused_swap       next[1:-1, 1:-1] = 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + ...);
 //                               swap(u, next): the documented fast path, one kernel
 //   BM_stencil_temporaries      what NumPy / CuPy do: one kernel per operator into temporaries
@@ -24,6 +27,7 @@
 
 #include "bench_main.hpp"
 #include "spmd.hpp"
+#include "spmd/impl/testing.hpp"
 
 namespace {
 
@@ -50,7 +54,7 @@ struct Grid {
   index_t interior() const { return (u.extent(0) - 2) * (u.extent(1) - 2); }
 };
 
-enum class Form { fused_inplace, fused_swap, temporaries, kokkos_mdrange, kokkos_rows };
+enum class Form { fused_inplace, fused_inplace_tiled, fused_swap, temporaries, kokkos_mdrange, kokkos_rows };
 
 /// One update of g in the given form. (Free functions: CUDA allows no device lambda inside a
 /// lambda or a TEST body.)
@@ -67,7 +71,8 @@ struct Stepper {
   void operator()() {
     const auto in = slice(1, -1);
     switch (form) {
-      case Form::fused_inplace: {
+      case Form::fused_inplace:
+      case Form::fused_inplace_tiled: {  // the form is chosen by the switch BM_stencil sets
         auto center = g.u(in, in);
         center = 0.2 * (center + g.u(slice(0, -2), in) + g.u(in, slice(2, none)) + g.u(in, slice(0, -2)) +
                         g.u(slice(2, none), in));
@@ -170,6 +175,8 @@ bool verify(Form form) {
 
 void BM_stencil(benchmark::State& state, Form form) {
   const index_t n = state.range(0) - 2;  // range(0) is the side of the whole grid
+  spmd::testing::KnobsGuard forms;
+  if (form == Form::fused_inplace_tiled) spmd::testing::knobs().tiled_alias = true;
   if (!spmd::perf::check_all(state, verify(form), "stencil: the form's grid differs from the hand-written kernel's"))
     return;
   Grid g(n);
@@ -222,18 +229,21 @@ void BM_stencil3d(benchmark::State& state, bool expression) {
 const bool registered = [] {
   const bool device = !spmd::impl::host_accessible<Kokkos::DefaultExecutionSpace::memory_space>();
   const std::pair<const char*, Form> forms[] = {{"BM_stencil_fused_inplace", Form::fused_inplace},
+                                                {"BM_stencil_fused_inplace_tiled", Form::fused_inplace_tiled},
                                                 {"BM_stencil_fused_swap", Form::fused_swap},
                                                 {"BM_stencil_temporaries", Form::temporaries},
                                                 {"BM_stencil_kokkos_mdrange", Form::kokkos_mdrange},
                                                 {"BM_stencil_kokkos_rows", Form::kokkos_rows}};
   for (std::int64_t side : {1024, 4096, 8192, 16384}) {
     if (side > 4096 && !device) continue;  // on a GPU also 8192^2 and 16384^2 (2 GiB per grid)
-    for (const auto& f : forms)
+    for (const auto& f : forms) {
+      if (f.second == Form::fused_inplace_tiled && !device) continue;  // host spaces: the lagged form
       benchmark::RegisterBenchmark(f.first, BM_stencil, f.second)
           ->Arg(side)
           ->ArgName("grid")
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond);
+    }
   }
   for (std::int64_t side : {256, 512}) {
     if (side > 256 && !device) continue;

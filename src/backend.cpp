@@ -45,7 +45,7 @@ Backend env_backend() {
   if (std::strcmp(v, "mpi") == 0) return Backend::mpi;
   if (std::strcmp(v, "nccl") == 0) return Backend::nccl;
   if (std::strcmp(v, "ipc") == 0) return Backend::ipc;
-  throw Error(std::string("spmd: SPMD_BACKEND='") + v + "' is not one of automatic, mpi, nccl, ipc", true);
+  throw Error(std::string("spmd: SPMD_BACKEND='") + v + "' is not one of automatic, mpi, nccl, ipc");
 }
 
 namespace {
@@ -181,7 +181,7 @@ ncclRedOp_t nccl_op(Op op) {
     case Op::max:
       return ncclMax;
     default:
-      throw Error("spmd::nccl_allreduce: NCCL has no logical and/or; use Op::min/max on 0/1", true);
+      throw Error::replicated("spmd::nccl_allreduce: NCCL has no logical and/or; use Op::min/max on 0/1");
   }
 }
 ncclDataType_t nccl_type(Kind k) {
@@ -228,7 +228,7 @@ bool nccl_usable(const Comm& comm) {
 }
 void* nccl_comm(const Comm& comm) {
   auto& s = state(comm);
-  if (!s.usable) throw Error("spmd: NCCL is not usable on this communicator (two ranks share a GPU)", true);
+  if (!s.usable) throw Error::replicated("spmd: NCCL is not usable on this communicator (two ranks share a GPU)");
   return s.comm;
 }
 #else
@@ -236,13 +236,13 @@ bool nccl_usable(const Comm&) {
   return false;
 }
 void* nccl_comm(const Comm&) {
-  throw Error("spmd: built without NCCL", true);
+  throw Error::replicated("spmd: built without NCCL");
 }
 void nccl_exchange(const Comm&, void*, const P2P*, int, const P2P*, int) {
-  throw Error("spmd: built without NCCL", true);
+  throw Error::replicated("spmd: built without NCCL");
 }
 void nccl_allreduce(const Comm&, void*, void*, std::size_t, Kind, Op) {
-  throw Error("spmd: built without NCCL", true);
+  throw Error::replicated("spmd: built without NCCL");
 }
 #endif
 

@@ -1,6 +1,11 @@
 #include "spmd/comm.hpp"
 
 #include <climits>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <utility>
+#include <vector>
 
 namespace spmd {
 
@@ -22,40 +27,116 @@ MPI_Op mpi_op(Op op) {
   throw Error("spmd::mpi_op: unknown spmd::Op");
 }
 
+Request::Request(Request&& o) noexcept
+    : request_(o.request_),
+      where_(o.where_),
+      data_(std::move(o.data_)),
+      bytes_(o.bytes_),
+      out_(o.out_),
+      rank_(o.rank_) {
+  o.request_ = MPI_REQUEST_NULL;
+}
+
 Request& Request::operator=(Request&& o) noexcept {
   if (this != &o) {
-    complete_quietly();
+    abandon();
     request_ = o.request_;
     where_ = o.where_;
+    data_ = std::move(o.data_);
+    bytes_ = o.bytes_;
+    out_ = o.out_;
+    rank_ = o.rank_;
     o.request_ = MPI_REQUEST_NULL;
   }
   return *this;
 }
 
 Request::~Request() {
-  complete_quietly();
+  abandon();
 }
 
-void Request::complete_quietly() noexcept {
+// No MPI_Wait here: a rank that never started the collective (it threw before) would leave this
+// one waiting. MPI forbids MPI_Request_free and MPI_Cancel on a nonblocking collective, so the
+// request stays active, parked with the copy of the data it works on.
+void Request::abandon() noexcept {
   if (request_ == MPI_REQUEST_NULL) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Wait(&request_, MPI_STATUS_IGNORE);  // a destructor cannot report an error
+  if (!finalized) {
+    impl::report(rank_, impl::str(where_,
+                                  ": request destroyed before completion: the collective is abandoned, not waited for "
+                                  "(call wait() first); its result is discarded"));
+    impl::park({request_}, std::move(data_));
+  }
   request_ = MPI_REQUEST_NULL;
+  data_.reset();
+}
+
+void Request::deliver() noexcept {
+  if (out_ && data_ && bytes_ > 0) std::memcpy(out_, data_.get(), bytes_);
+  data_.reset();
+  out_ = nullptr;
 }
 
 void Request::wait() {
   if (request_ == MPI_REQUEST_NULL) return;
   const impl::Region region("spmd::comm::wait");
   SPMD_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE), where_);
+  deliver();
 }
 
 bool Request::test() {
   if (request_ == MPI_REQUEST_NULL) return true;
   int done = 0;
   SPMD_MPI_CHECK(MPI_Test(&request_, &done, MPI_STATUS_IGNORE), where_);
+  if (done) deliver();
   return done != 0;
 }
+
+namespace impl {
+namespace {
+struct Parked {
+  std::vector<MPI_Request> requests;
+  std::shared_ptr<void> keep;
+  bool until_exit;
+};
+// Never destroyed: entries still in flight at exit must not be released (and Kokkos buffers must
+// not be freed after Kokkos::finalize).
+std::vector<Parked>& parked() {
+  static auto* list = new std::vector<Parked>();
+  return *list;
+}
+}  // namespace
+
+void reap_parked() noexcept {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  auto& list = parked();
+  for (std::size_t k = 0; k < list.size();) {
+    Parked& p = list[k];
+    int done = 0;
+    if (!p.until_exit &&
+        MPI_Testall(static_cast<int>(p.requests.size()), p.requests.data(), &done, MPI_STATUSES_IGNORE) ==
+            MPI_SUCCESS &&
+        done) {
+      list.erase(list.begin() + static_cast<std::ptrdiff_t>(k));
+    } else {
+      ++k;
+    }
+  }
+}
+
+void park(std::vector<MPI_Request> requests, std::shared_ptr<void> keep, bool until_exit) noexcept {
+  try {
+    parked().push_back(Parked{std::move(requests), std::move(keep), until_exit});
+  } catch (...) {  // out of memory: leak the buffers rather than free them under MPI
+    auto* leaked = new (std::nothrow) std::shared_ptr<void>(std::move(keep));
+    static_cast<void>(leaked);
+  }
+  reap_parked();
+}
+}  // namespace impl
 
 Comm::State::~State() {
   backend.reset();
@@ -100,7 +181,7 @@ void Comm::check(bool ok, const std::string& message) const {
   text.resize(static_cast<std::size_t>(len));
   bcast(text.data(), len, first_bad);
   if (size() > 1) text += impl::str(" [detected on rank ", first_bad, " of ", size(), "]");
-  throw Error(text, true);
+  throw Error(text, Error::Collective{});
 }
 
 Comm Comm::split(int color, int key) const {

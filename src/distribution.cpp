@@ -58,7 +58,8 @@ std::vector<int> choose_grid(const std::vector<index_t>& shape, int nranks, cons
   GridSearch s{shape, fixed, halo, periodic, std::vector<int>(shape.size(), 1), {}};
   s.search(0, nranks);
   if (s.best.empty())
-    throw Error(str("spmd::Distribution: no process grid of ", nranks, " ranks matches ", shape_str(fixed)), true);
+    throw Error::replicated(
+        str("spmd::Distribution: no process grid of ", nranks, " ranks matches ", shape_str(fixed)));
   return s.best;
 }
 

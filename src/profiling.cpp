@@ -183,7 +183,7 @@ std::vector<SummaryRow> gather(MPI_Comm comm) {
     offsets[static_cast<std::size_t>(r)] = static_cast<int>(total);
     total += lengths[static_cast<std::size_t>(r)];
   }
-  if (total > INT_MAX) throw Error(str(fn, ": region names too long to gather"), true);
+  if (total > INT_MAX) throw Error::replicated(str(fn, ": region names too long to gather"));
   std::string all(static_cast<std::size_t>(total), '\0');
   SPMD_MPI_CHECK(
       MPI_Allgatherv(names.data(), mine_len, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, comm), fn);

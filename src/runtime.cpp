@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #endif
 
+#include "spmd/impl/backend.hpp"
 #include "spmd/impl/profiling.hpp"
 
 #include <chrono>
@@ -94,6 +95,13 @@ Runtime::Runtime(int& argc, char**& argv) {
     argc = out;
     argv[argc] = nullptr;
   }
+  // SPMD_BACKEND is read on every rank when a plan picks its backend; a bad value is a local
+  // error there, so it is agreed on here, once, with the options.
+  try {
+    (void)impl::env_backend();
+  } catch (const Error& e) {
+    if (bad.empty()) bad = e.what();
+  }
 
   int initialized = 0;
   SPMD_MPI_CHECK(MPI_Initialized(&initialized), "spmd::Runtime::Runtime");
@@ -174,6 +182,7 @@ Runtime::~Runtime() {
     if (std::uncaught_exceptions() == 0) print_log_view();
   }
   world_.reset();
+  impl::reap_parked();  // buffers of abandoned exchanges that have completed, before Kokkos goes
   if (Kokkos::is_initialized()) Kokkos::finalize();
   int finalized = 0;
   MPI_Finalized(&finalized);

@@ -64,7 +64,7 @@ TEST(Comm, NonblockingAllreduce) {
   EXPECT_DOUBLE_EQ(other, 1.0);
   EXPECT_DOUBLE_EQ(v[0], p);
   EXPECT_DOUBLE_EQ(v[1], p * (p - 1) / 2);
-  // test() until complete; a moved-from request is inactive; a destroyed active one completes.
+  // test() until complete; a moved-from request is inactive.
   int m = w.rank();
   spmd::Request a = w.iallreduce(&m, 1, spmd::Op::max);
   spmd::Request b = std::move(a);
@@ -72,10 +72,35 @@ TEST(Comm, NonblockingAllreduce) {
   while (!b.test()) {
   }
   EXPECT_EQ(m, w.size() - 1);
-  int k = 1;
-  { spmd::Request c = w.iallreduce(&k, 1, spmd::Op::sum); }
-  EXPECT_EQ(k, w.size());
   b.wait();  // no-op on a completed request
+}
+
+TEST(Comm, AbandonedRequestIsReportedNotCompleted) {
+  // A request destroyed while active does not communicate: it says so on stderr, and its
+  // collective finishes on the request's own copy of the data (parked), never writing `k`.
+  const auto& w = world();
+  int k = 1;
+  ::testing::internal::CaptureStderr();
+  { spmd::Request c = w.iallreduce(&k, 1, spmd::Op::sum); }
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(k, 1);
+  EXPECT_NE(said.find("spmd: rank " + std::to_string(w.rank()) +
+                      ": spmd::Comm::iallreduce: request destroyed before completion"),
+            std::string::npos)
+      << said;
+  // Move-assigning over an active request abandons it the same way.
+  int m = 2;
+  spmd::Request r = w.iallreduce(&m, 1, spmd::Op::sum);
+  ::testing::internal::CaptureStderr();
+  r = spmd::Request();
+  EXPECT_NE(::testing::internal::GetCapturedStderr().find("request destroyed before completion"), std::string::npos);
+  EXPECT_EQ(m, 2);
+  // The communicator goes on: later collectives (blocking and not) are unaffected.
+  EXPECT_EQ(w.allreduce(1, spmd::Op::sum), w.size());
+  int n = 3;
+  spmd::Request q = w.iallreduce(&n, 1, spmd::Op::sum);
+  q.wait();
+  EXPECT_EQ(n, 3 * w.size());
 }
 
 TEST(Comm, CheckAgreesOnTheLowestFailingRank) {

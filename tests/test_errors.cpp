@@ -79,3 +79,45 @@ TEST(Errors, HaloWidthBeyondTheHalo) {
   Distribution<2> d(world(), {8, 8}, spmd::halo(1));
   SPMD_EXPECT_COLLECTIVE_ERROR((spmd::HaloExchange<double, 2>(d, spmd::Pattern::box, {2, 1})), "must lie between 0");
 }
+
+// The collective claim is made by type: a local Error can never say it was agreed.
+static_assert(!std::is_constructible_v<spmd::Error, std::string, bool>,
+              "spmd::Error(what, true) must not compile: a collective error comes from Comm::check, impl::agree "
+              "or Error::replicated");
+static_assert(std::is_constructible_v<spmd::Error, std::string>, "spmd::Error(what) is the local error");
+
+TEST(Errors, CollectiveOnlyByAgreementOrReplicatedData) {
+  EXPECT_FALSE(spmd::Error("spmd::test: local").collective());
+  const spmd::Error r = spmd::Error::replicated("spmd::test: replicated");
+  EXPECT_TRUE(r.collective());
+  EXPECT_STREQ(r.what(), "spmd::test: replicated");
+  // One rank's local error, agreed: every rank throws it, collective, with the rank named.
+  const int bad = world().size() - 1;
+  SPMD_EXPECT_COLLECTIVE_ERROR(spmd::impl::agree(world(),
+                                                 [&] {
+                                                   if (world().rank() == bad) throw spmd::Error("spmd::test: one rank");
+                                                 }),
+                               "spmd::test: one rank [detected on rank " + std::to_string(bad));
+}
+
+TEST(Errors, SetIsLocalAndItsRangeErrorIsLocal) {
+  // Array::set is Local: a rank that passes an index out of range throws alone, a local error;
+  // the other ranks go on (nothing waits for it).
+  auto a = spmd::zeros<double>(world(), {5, 4});
+  const int bad = world().size() - 1;
+  bool threw = false, collective = true;
+  try {
+    a.set({world().rank() == bad ? 5 : 0, 0}, 1.0);
+  } catch (const spmd::Error& e) {
+    threw = true;
+    collective = e.collective();
+    EXPECT_NE(std::string(e.what()).find("spmd::Array::set: global index {5, 0} is out of range"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(threw, world().rank() == bad);
+  if (threw) {
+    EXPECT_FALSE(collective);
+  }
+  // Element {0, 0} was written by its owner on every rank but the one that threw.
+  EXPECT_EQ(a.get(0, 0), world().size() > 1 ? 1.0 : 0.0);
+}

@@ -302,7 +302,8 @@ void stencil_in_place_and_double_buffered() {
   // (the lagged and the tiled forms keep a few rows per band or tile, the buffered form a
   // temporary of the whole update)
   const auto& su = spmd::impl::expr_state(u);
-  if (!spmd::testing::knobs().buffered_alias || !spmd::testing::knobs().untiled_alias) {
+  const spmd::impl::Forms forms = spmd::impl::forms<typename decltype(u)::memory_space>();
+  if (!forms.device_alias || forms.tiled_alias) {  // the lagged or the tiled form
     EXPECT_GE(su.lagged.extent(0), c.owned().size() > 0 ? 1u : 0u);
     EXPECT_EQ(su.scratch.extent(0), 0u);
   } else {
@@ -315,8 +316,8 @@ void stencil_in_place_and_double_buffered() {
 
 /// Runs `f` with each way an update in place is evaluated: on the host lagged with one band per
 /// thread, lagged with 4 bands (band edges covered even with one thread); the device forms with
-/// one work item per point: 2-D boxes by tiles (3 bands, then 5, and the column form of the other
-/// kernels), and through a whole buffer.
+/// one work item per point: 2-D boxes by tiles (Forms::tiled_alias: 3 bands, then 5, and the
+/// column form of the other kernels), and through a whole buffer (the devices' default).
 template <class F>
 void each_in_place_path(F f) {
   spmd::testing::KnobsGuard guard;
@@ -327,7 +328,7 @@ void each_in_place_path(F f) {
     cfg.point_items = mode >= 2;
     cfg.multi_points = mode == 3 ? 1 : 0;
     cfg.column_min = mode == 3 ? 1 : 0;
-    cfg.untiled_alias = mode == 4;
+    cfg.tiled_alias = mode == 2 || mode == 3;
     f();
   }
 }

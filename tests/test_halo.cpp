@@ -229,3 +229,102 @@ TEST(Halo, ZeroWidthIsANoOp) {
   a.exchange_halo();
   spmd::testing::expect_all(check<2>(a, Pattern::box, {0, 0}), "no halo");
 }
+
+// ---- an exchange left open: reported, never completed by a destructor, never stale ----------
+
+namespace {
+/// Runs f() with stderr captured; returns what it printed.
+template <class F>
+std::string stderr_of(const F& f) {
+  ::testing::internal::CaptureStderr();
+  f();
+  return ::testing::internal::GetCapturedStderr();
+}
+bool says_abandoned(const std::string& text, const char* who) {
+  return text.find(spmd::impl::str("spmd: rank ", world().rank(), ": ", who)) != std::string::npos &&
+         text.find("abandoned") != std::string::npos && text.find("spmd::HaloExchange (") != std::string::npos;
+}
+}  // namespace
+
+TEST(Halo, RequestLeftOpenIsReportedAndTheNextExchangeIsFresh) {
+  Distribution<2> d(world(), {16, 12}, spmd::halo(1), spmd::periodic({false, true}));
+  auto a = spmd::zeros<double>(d, spmd::label("spmd::test::left_open"));
+  prepare(a, 1.0);
+  const std::string said = stderr_of([&] { auto req = a.halo_begin(Pattern::box); });  // no end()
+  EXPECT_TRUE(says_abandoned(said, "spmd::HaloRequest")) << said;
+  // The next exchange on the same plan finishes the abandoned one's messages first and discards
+  // them: the halo holds the new values, never the abandoned exchange's.
+  prepare(a, 2.0);
+  a.exchange_halo(Pattern::box);
+  spmd::testing::expect_all(check(a, Pattern::box, d.halo(), 2.0), "exchange after an abandoned one");
+  // Move-assigning over an open request abandons it the same way.
+  prepare(a, 3.0);
+  auto req = a.halo_begin(Pattern::face);
+  EXPECT_TRUE(says_abandoned(stderr_of([&] { req = decltype(req)(nullptr); }), "spmd::HaloRequest"));
+  prepare(a, 4.0);
+  req = a.halo_begin(Pattern::face);
+  req.end();
+  spmd::testing::expect_all(check(a, Pattern::face, d.halo(), 4.0), "request after an abandoned one");
+}
+
+TEST(Halo, ExceptionBetweenBeginAndEndDoesNotHang) {
+  Distribution<2> d(world(), {10, 9}, spmd::halo(1));
+  auto a = spmd::zeros<double>(d);
+  // On every rank, with the Array's plan (HaloRequest) and with a plan of its own (HaloExchange).
+  std::string said = stderr_of([&] {
+    try {
+      prepare(a, 1.0);
+      auto req = a.halo_begin();
+      throw std::runtime_error("interior work failed");
+    } catch (const std::runtime_error&) {
+    }
+  });
+  EXPECT_TRUE(says_abandoned(said, "spmd::HaloRequest")) << said;
+  said = stderr_of([&] {
+    try {
+      spmd::HaloExchange<double, 2> plan(d);
+      plan.begin(a);
+      throw std::runtime_error("interior work failed");
+    } catch (const std::runtime_error&) {
+    }
+  });
+  EXPECT_TRUE(says_abandoned(said, "spmd::HaloExchange")) << said;
+  // On one rank only: the others end() the exchange; the next exchange is right everywhere.
+  const int bad = world().size() - 1;
+  said = stderr_of([&] {
+    try {
+      prepare(a, 5.0);
+      auto req = a.halo_begin();
+      if (world().rank() == bad) throw std::runtime_error("one rank failed");
+      req.end();
+    } catch (const std::runtime_error&) {
+    }
+  });
+  EXPECT_EQ(says_abandoned(said, "spmd::HaloRequest"), world().rank() == bad) << said;
+  prepare(a, 6.0);
+  a.exchange_halo();
+  spmd::testing::expect_all(check(a, Pattern::box, d.halo(), 6.0), "exchange after one rank abandoned");
+  spmd::HaloExchange<double, 2> fresh(d);
+  prepare(a, 7.0);
+  fresh.exchange(a);
+  spmd::testing::expect_all(check(a, Pattern::box, d.halo(), 7.0), "a new plan afterwards");
+}
+
+TEST(Halo, EndOnAnAbandonedPlanIsALocalError) {
+  Distribution<1> d(world(), {20}, spmd::halo(1));
+  auto a = spmd::zeros<double>(d);
+  spmd::HaloExchange<double, 1> plan(d);
+  plan.begin(a);
+  stderr_of([&] { plan.abandon("spmd::test"); });
+  EXPECT_FALSE(plan.in_progress());
+  try {
+    plan.end();
+    ADD_FAILURE() << "end() after abandon() did not throw";
+  } catch (const spmd::Error& e) {
+    EXPECT_FALSE(e.collective());
+    EXPECT_NE(std::string(e.what()).find("was abandoned"), std::string::npos) << e.what();
+  }
+  prepare(a, 8.0);
+  plan.exchange(a);
+  spmd::testing::expect_all(check(a, Pattern::box, d.halo(), 8.0), "plan reused after abandon()");
+}

@@ -281,7 +281,7 @@ int main(int argc, char** argv) {
 
   return app.run(comm, [&] {
     if (!SPMD_HAVE_HDF5 && !save_path.empty())
-      throw spmd::Error("--save needs spmdarray built with SPMD_ENABLE_HDF5=ON", true);
+      throw spmd::Error::replicated("--save needs spmdarray built with SPMD_ENABLE_HDF5=ON");
     spmd::apps::check_save(comm, save_path);
     spmd::apps::ProblemRecord record(app);
     record.option("--nx", nx);

@@ -166,20 +166,19 @@ sv::SolverState<typename Op::vector_type> load_state(const std::string& path, co
   const auto text = [&](const char* name) {
     const auto it = info.attributes.find(name);
     if (it == info.attributes.end() || !std::holds_alternative<std::string>(it->second))
-      throw spmd::Error("restart: checkpoint '" + path + "' has no string attribute '" + name + "'", true);
+      throw spmd::Error::replicated("restart: checkpoint '" + path + "' has no string attribute '" + name + "'");
     return std::get<std::string>(it->second);
   };
   st.solver = text("solver");
   const std::string solver = cfg.method == "pipelined" ? "pipelined_cg" : cfg.method, precond = text("precond");
   if (st.solver != solver || precond != cfg.precond)
-    throw spmd::Error("restart: the checkpoint '" + spmd::io::impl::printable(path) + "' holds the state of solver " +
-                          spmd::apps::value_str(st.solver) + " with preconditioner " + spmd::apps::value_str(precond) +
-                          ", not of " + solver + " with " + cfg.precond + " as its record says",
-                      true);
+    throw spmd::Error::replicated("restart: the checkpoint '" + spmd::io::impl::printable(path) +
+                                  "' holds the state of solver " + spmd::apps::value_str(st.solver) +
+                                  " with preconditioner " + spmd::apps::value_str(precond) + ", not of " + solver +
+                                  " with " + cfg.precond + " as its record says");
   if (!sv::precond_from_string(precond, st.precond))
-    throw spmd::Error("restart: the checkpoint '" + spmd::io::impl::printable(path) +
-                          "' names an unknown preconditioner " + spmd::apps::value_str(precond),
-                      true);
+    throw spmd::Error::replicated("restart: the checkpoint '" + spmd::io::impl::printable(path) +
+                                  "' names an unknown preconditioner " + spmd::apps::value_str(precond));
   st.iteration = spmd::apps::CheckpointOptions::int_attribute(info, "step");
   for (const auto& d : info.datasets) {
     auto v = A.make_vector("spmd::cg_solver::restart::" + d.name);
@@ -190,9 +189,8 @@ sv::SolverState<typename Op::vector_type> load_state(const std::string& path, co
     if (a.first.rfind("state.", 0) == 0 && std::holds_alternative<double>(a.second)) {
       const double v = std::get<double>(a.second);
       if (!std::isfinite(v))
-        throw spmd::Error("restart: the checkpoint '" + spmd::io::impl::printable(path) + "' records " + a.first + " " +
-                              spmd::apps::readable(v) + ", not a finite number",
-                          true);
+        throw spmd::Error::replicated("restart: the checkpoint '" + spmd::io::impl::printable(path) + "' records " +
+                                      a.first + " " + spmd::apps::readable(v) + ", not a finite number");
       st.scalars.emplace_back(a.first.substr(6), v);
     }
   return st;
@@ -505,25 +503,24 @@ int main(int argc, char** argv) {
     // --pipelined and --method pipelined are one method (recorded alike in checkpoints).
     if (cfg.pipelined) cfg.method = "pipelined";
     cfg.pipelined = cfg.method == "pipelined";
-    if (cfg.problem == "mm" && cfg.file.empty()) throw spmd::Error("--problem mm needs --file", true);
+    if (cfg.problem == "mm" && cfg.file.empty()) throw spmd::Error::replicated("--problem mm needs --file");
     if (cfg.problem == "convdiff2d" && cfg.op != "csr")
-      throw spmd::Error("--problem convdiff2d needs --operator csr (the matrix-free operator is the Laplacian)", true);
+      throw spmd::Error::replicated(
+          "--problem convdiff2d needs --operator csr (the matrix-free operator is the Laplacian)");
     if (cfg.precond == "ilu" && cfg.op != "csr")
-      throw spmd::Error("--precond ilu needs --operator csr (block Jacobi ILU factors the matrix's diagonal blocks)",
-                        true);
+      throw spmd::Error::replicated(
+          "--precond ilu needs --operator csr (block Jacobi ILU factors the matrix's diagonal blocks)");
     if (cfg.precond == "mg" && (cfg.op != "matrix-free" || cfg.problem == "mm" || cfg.problem == "convdiff2d"))
-      throw spmd::Error(
+      throw spmd::Error::replicated(
           "--precond mg needs --operator matrix-free and --problem poisson2d or poisson3d (geometric "
-          "multigrid on the grid)",
-          true);
+          "multigrid on the grid)");
     if (cfg.precond == "ilu" && cfg.symmetric_method())
-      throw spmd::Error("--precond ilu is not symmetric, which --method " + cfg.method +
-                            " needs: use --method gmres, fgmres or bicgstab",
-                        true);
+      throw spmd::Error::replicated("--precond ilu is not symmetric, which --method " + cfg.method +
+                                    " needs: use --method gmres, fgmres or bicgstab");
     if (cfg.problem == "mm" && cfg.op != "csr")
-      throw spmd::Error("--problem mm needs --operator csr (the matrix-free operator is the Laplacian)", true);
+      throw spmd::Error::replicated("--problem mm needs --operator csr (the matrix-free operator is the Laplacian)");
     if (cfg.problem != "mm" && !cfg.file.empty())
-      throw spmd::Error("--file is for --problem mm (this run solves " + cfg.problem + ")", true);
+      throw spmd::Error::replicated("--file is for --problem mm (this run solves " + cfg.problem + ")");
     if (cfg.n == 0) cfg.n = cfg.problem == "poisson3d" ? 128 : 2048;
     const bool convdiff = cfg.problem == "convdiff2d";
 
@@ -552,11 +549,11 @@ int main(int argc, char** argv) {
       // with its SELL copy (24 B) and the reader's routing buffers (48 B).
       const auto size = spmd::sparse::read_matrix_market_size(comm, cfg.file);
       if (size.rows != size.cols)
-        throw spmd::Error(format("the matrix in '%s' is not square (%lld x %lld): every --method solves "
-                                 "square systems",
-                                 spmd::io::impl::printable(cfg.file, 200).c_str(), static_cast<long long>(size.rows),
-                                 static_cast<long long>(size.cols)),
-                          true);
+        throw spmd::Error::replicated(
+            format("the matrix in '%s' is not square (%lld x %lld): every --method solves "
+                   "square systems",
+                   spmd::io::impl::printable(cfg.file, 200).c_str(), static_cast<long long>(size.rows),
+                   static_cast<long long>(size.cols)));
       const double entries = static_cast<double>(size.entries) * (size.symmetric ? 2.0 : 1.0);
       spmd::apps::require_memory(
           comm, (static_cast<double>(size.rows) * (16 * 8.0 + 16) + entries * 72.0) / comm.size(),
@@ -598,10 +595,10 @@ int main(int argc, char** argv) {
     if (cfg.symmetric_method() && !cfg.no_symmetry_check) {  // CG needs a symmetric matrix (one verdict everywhere)
       const auto asym = spmd::sparse::check_symmetric(A, cfg.symmetry_rtol);
       if (!asym.symmetric)
-        throw spmd::Error("the matrix '" + A.label() + "' is not symmetric: " + asym.describe() +
-                              " (CG needs a symmetric matrix: use --method gmres or bicgstab; --no-symmetry-check "
-                              "solves with CG anyway)",
-                          true);
+        throw spmd::Error::replicated(
+            "the matrix '" + A.label() + "' is not symmetric: " + asym.describe() +
+            " (CG needs a symmetric matrix: use --method gmres or bicgstab; --no-symmetry-check "
+            "solves with CG anyway)");
       symmetric = true;
     }
     return run_with(A, symmetric, pb, cfg, app, ckpt, start, record, comm);

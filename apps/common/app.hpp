@@ -315,7 +315,7 @@ class App {
     if (n == 0) return;
     why.resize(static_cast<std::size_t>(n));
     comm.bcast(why.data(), n, 0);
-    throw Error(why, true);
+    throw Error::replicated(why);
   }
 
   /// parse(), then `body()` (which returns an exit status); an spmd::Error raised on every rank
@@ -369,9 +369,8 @@ inline void check_grid(const Comm& comm, const std::string& flag, const std::vec
     text += (text.empty() ? "" : ",") + std::to_string(g);
   }
   if (ranks != comm.size())
-    throw Error(flag + " " + text + " makes a grid of " + std::to_string(ranks) + " ranks; this run has " +
-                    std::to_string(comm.size()),
-                true);
+    throw Error::replicated(flag + " " + text + " makes a grid of " + std::to_string(ranks) + " ranks; this run has " +
+                            std::to_string(comm.size()));
 }
 
 /// The values of `keys` (lines "Key:   123 kB" of a /proc file such as /proc/meminfo or

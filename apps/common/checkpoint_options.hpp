@@ -132,32 +132,29 @@ class ProblemRecord {
     for (const Field& f : fields_) {
       const auto it = stored.find("problem." + f.name);
       if (it == stored.end())
-        throw Error("restart: the checkpoint '" + io::impl::printable(path) + "' has no record of " + f.flag +
-                        " (problem." + f.name +
-                        "): it was written by an older version or another program, so this "
-                        "run cannot be checked against it",
-                    true);
+        throw Error::replicated("restart: the checkpoint '" + io::impl::printable(path) + "' has no record of " +
+                                f.flag + " (problem." + f.name +
+                                "): it was written by an older version or another program, so this "
+                                "run cannot be checked against it");
       // The stored value must pass the option's own validators, as a value given on the command
       // line does (a file edited, or written by another program, is refused here); the option's
       // current value (its default, or the value given and checked) needs no check.
       if (!f.flag_only && it->second != f.get())
         if (const std::string why = app_.check_value(f.flag, option_text(it->second)); !why.empty())
-          throw Error("restart: the checkpoint '" + io::impl::printable(path) + "' records problem." + f.name + " " +
-                          value_str(it->second) + ", which " + f.flag + " refuses: " + why,
-                      true);
+          throw Error::replicated("restart: the checkpoint '" + io::impl::printable(path) + "' records problem." +
+                                  f.name + " " + value_str(it->second) + ", which " + f.flag + " refuses: " + why);
       const io::AttributeValue mine = f.get();
       if (app_.given(f.flag)) {
         if (f.compare && mine != it->second)
-          throw Error("restart: " + f.flag + (f.flag_only ? std::string() : " " + value_str(mine)) +
-                          " differs from the checkpoint '" + io::impl::printable(path) + "', made " +
-                          (f.flag_only ? "without " + f.flag : "with " + f.flag + " " + value_str(it->second)) +
-                          ": a restart continues the same problem; leave " + f.flag +
-                          " out to take the checkpoint's value, or start a new run with another --checkpoint prefix",
-                      true);
+          throw Error::replicated(
+              "restart: " + f.flag + (f.flag_only ? std::string() : " " + value_str(mine)) +
+              " differs from the checkpoint '" + io::impl::printable(path) + "', made " +
+              (f.flag_only ? "without " + f.flag : "with " + f.flag + " " + value_str(it->second)) +
+              ": a restart continues the same problem; leave " + f.flag +
+              " out to take the checkpoint's value, or start a new run with another --checkpoint prefix");
       } else if (!f.set(it->second)) {
-        throw Error("restart: the checkpoint '" + io::impl::printable(path) + "' records problem." + f.name +
-                        " as a value of another kind (" + value_str(it->second) + ")",
-                    true);
+        throw Error::replicated("restart: the checkpoint '" + io::impl::printable(path) + "' records problem." +
+                                f.name + " as a value of another kind (" + value_str(it->second) + ")");
       }
     }
   }
@@ -168,15 +165,15 @@ class ProblemRecord {
     for (const auto& [name, value] : derived_) {
       const auto it = stored.find("problem." + name);
       if (it == stored.end())
-        throw Error("restart: the checkpoint '" + io::impl::printable(path) + "' has no record of problem." + name +
-                        ": it was written by an older version or another program, so this run cannot be checked "
-                        "against it",
-                    true);
+        throw Error::replicated(
+            "restart: the checkpoint '" + io::impl::printable(path) + "' has no record of problem." + name +
+            ": it was written by an older version or another program, so this run cannot be checked "
+            "against it");
       if (it->second != value)
-        throw Error("restart: this run's problem differs from the checkpoint '" + io::impl::printable(path) +
-                        "' in problem." + name + ": " + value_str(value) + " here, " + value_str(it->second) +
-                        " in the checkpoint (another matrix or grid than the one the run began with)",
-                    true);
+        throw Error::replicated("restart: this run's problem differs from the checkpoint '" +
+                                io::impl::printable(path) + "' in problem." + name + ": " + value_str(value) +
+                                " here, " + value_str(it->second) +
+                                " in the checkpoint (another matrix or grid than the one the run began with)");
     }
   }
 
@@ -254,7 +251,7 @@ struct CheckpointOptions {
               const int& offset = 0) {
     Start s;
     if (!SPMD_HAVE_HDF5 && (every > 0 || restarting()))
-      throw Error("--checkpoint-every/--restart need spmdarray built with SPMD_ENABLE_HDF5=ON", true);
+      throw Error::replicated("--checkpoint-every/--restart need spmdarray built with SPMD_ENABLE_HDF5=ON");
 #if SPMD_HAVE_HDF5
     if (restarting()) {
       s.path = restart;
@@ -265,10 +262,9 @@ struct CheckpointOptions {
             std::fprintf(stderr, "%s: --restart latest: skipped '%s': %s\n", a.name().c_str(),
                          io::impl::printable(file).c_str(), why.c_str());
         if (!l.path)
-          throw Error("--restart latest: no valid checkpoint " + io::impl::printable(prefix) + ".<step>.h5 found" +
-                          (l.skipped.empty() ? std::string()
-                                             : " (" + std::to_string(l.skipped.size()) + " invalid ones skipped)"),
-                      true);
+          throw Error::replicated(
+              "--restart latest: no valid checkpoint " + io::impl::printable(prefix) + ".<step>.h5 found" +
+              (l.skipped.empty() ? std::string() : " (" + std::to_string(l.skipped.size()) + " invalid ones skipped)"));
         s.path = *l.path;
       } else if (!a.given("--checkpoint")) {
         prefix = prefix_of(restart, prefix);  // continue the file's own series
@@ -277,37 +273,35 @@ struct CheckpointOptions {
       s.info = info;
       const auto app_it = info.attributes.find("app");
       if (app_it == info.attributes.end() || app_it->second != io::AttributeValue(app))
-        throw Error("restart: '" + io::impl::printable(s.path) + "' is not a checkpoint of " + app +
-                        (app_it == info.attributes.end() ? std::string(" (it records no app)")
-                                                         : " (it is one of " + value_str(app_it->second) + ")"),
-                    true);
+        throw Error::replicated("restart: '" + io::impl::printable(s.path) + "' is not a checkpoint of " + app +
+                                (app_it == info.attributes.end()
+                                     ? std::string(" (it records no app)")
+                                     : " (it is one of " + value_str(app_it->second) + ")"));
       if (info.run_id.empty())
-        throw Error("restart: '" + io::impl::printable(s.path) +
-                        "' records no run id: it was written by an older version, so this run cannot be checked "
-                        "against it",
-                    true);
+        throw Error::replicated(
+            "restart: '" + io::impl::printable(s.path) +
+            "' records no run id: it was written by an older version, so this run cannot be checked "
+            "against it");
       s.run_id = info.run_id;
       s.step = int_attribute(info, "step");
       if (s.step < 0 || s.step > INT_MAX)
-        throw Error("restart: the checkpoint '" + io::impl::printable(s.path) + "' records the step " +
-                        std::to_string(s.step) + ", outside [0, " + std::to_string(INT_MAX) + "]",
-                    true);
+        throw Error::replicated("restart: the checkpoint '" + io::impl::printable(s.path) + "' records the step " +
+                                std::to_string(s.step) + ", outside [0, " + std::to_string(INT_MAX) + "]");
       record.adopt(s.path, info.attributes);
       const auto target = info.attributes.find("run." + steps_flag.substr(2));
       if (!a.given(steps_flag) && target != info.attributes.end() &&
           std::holds_alternative<std::int64_t>(target->second)) {
         const std::string text = std::to_string(std::get<std::int64_t>(target->second));
         if (const std::string why = a.check_value(steps_flag, text); !why.empty())
-          throw Error("restart: the checkpoint '" + io::impl::printable(s.path) + "' records run." +
-                          steps_flag.substr(2) + " " + text + ", which " + steps_flag + " refuses: " + why,
-                      true);
+          throw Error::replicated("restart: the checkpoint '" + io::impl::printable(s.path) + "' records run." +
+                                  steps_flag.substr(2) + " " + text + ", which " + steps_flag + " refuses: " + why);
         steps = static_cast<I>(std::get<std::int64_t>(target->second));
       }
       if (static_cast<std::int64_t>(steps) + offset < s.step)
-        throw Error("restart: " + steps_flag + " " + std::to_string(steps) + " ends before the checkpoint's step " +
-                        std::to_string(s.step) + " ('" + io::impl::printable(s.path) + "'): " + steps_flag +
-                        " counts from the start of the run, so give at least " + std::to_string(s.step - offset),
-                    true);
+        throw Error::replicated(
+            "restart: " + steps_flag + " " + std::to_string(steps) + " ends before the checkpoint's step " +
+            std::to_string(s.step) + " ('" + io::impl::printable(s.path) + "'): " + steps_flag +
+            " counts from the start of the run, so give at least " + std::to_string(s.step - offset));
     }
     if (every > 0) {
       s.series = std::make_shared<io::CheckpointSeries>(comm, prefix, keep, s.run_id);
@@ -344,8 +338,8 @@ struct CheckpointOptions {
   static std::int64_t int_attribute(const io::FileInfo& info, const std::string& name) {
     const auto it = info.attributes.find(name);
     if (it == info.attributes.end() || !std::holds_alternative<std::int64_t>(it->second))
-      throw Error(
-          "restart: checkpoint '" + io::impl::printable(info.path) + "' has no integer attribute '" + name + "'", true);
+      throw Error::replicated("restart: checkpoint '" + io::impl::printable(info.path) +
+                              "' has no integer attribute '" + name + "'");
     return std::get<std::int64_t>(it->second);
   }
 #endif
@@ -371,7 +365,7 @@ inline void check_save([[maybe_unused]] const Comm& comm, [[maybe_unused]] const
 #if SPMD_HAVE_HDF5
   if (path.empty()) return;
   const std::string why = io::output_problem(path, comm, true);
-  if (!why.empty()) throw Error("--save: " + why, true);
+  if (!why.empty()) throw Error::replicated("--save: " + why);
 #endif
 }
 

@@ -345,7 +345,7 @@ double rhs(State& s, const Grid& w, const Grid& hu, const Grid& hv, double theta
 double step(State& s, double cfl, double theta) {
   static const spmd::Label stage1 = spmd::label("swe::stage1"), stage2 = spmd::label("swe::stage2");
   const double speed = rhs(s, s.w, s.hu, s.hv, theta, true);
-  if (speed == 0.0) throw spmd::Error("no wave moves: every cell is dry", true);
+  if (speed == 0.0) throw spmd::Error::replicated("no wave moves: every cell is dry");
   const double dt = cfl / speed;
   const auto cells = [](const Grid& q) { return q(I, I); };
   spmd::assign(cells(s.w1), spmd::maximum(cells(s.w) + dt * cells(s.dw), cells(s.Bc)), stage1);
@@ -455,7 +455,7 @@ int main(int argc, char** argv) {
 
   return app.run(comm, [&] {
     if (!SPMD_HAVE_HDF5 && !save_path.empty())
-      throw spmd::Error("--save needs spmdarray built with SPMD_ENABLE_HDF5=ON", true);
+      throw spmd::Error::replicated("--save needs spmdarray built with SPMD_ENABLE_HDF5=ON");
     spmd::apps::check_save(comm, save_path);
     spmd::apps::ProblemRecord record(app);
     record.option("--n", n);
@@ -489,12 +489,11 @@ int main(int argc, char** argv) {
       spmd::io::load_into(start.path, "hv", s.hv);
       const auto it = start.info.attributes.find("time");
       if (it == start.info.attributes.end() || !std::holds_alternative<double>(it->second))
-        throw spmd::Error("restart: the checkpoint '" + start.path + "' has no real attribute 'time'", true);
+        throw spmd::Error::replicated("restart: the checkpoint '" + start.path + "' has no real attribute 'time'");
       t = std::get<double>(it->second);
       if (!(std::isfinite(t) && t >= 0))
-        throw spmd::Error("restart: the checkpoint '" + start.path + "' records the time " + spmd::apps::readable(t) +
-                              ", not a finite time >= 0",
-                          true);
+        throw spmd::Error::replicated("restart: the checkpoint '" + start.path + "' records the time " +
+                                      spmd::apps::readable(t) + ", not a finite time >= 0");
     }
 #endif
     app.say(comm, format("swe: %s, %lld x %lld cells on %d ranks (%s), steps %lld..%d, cfl %g, theta %g, backend %s",

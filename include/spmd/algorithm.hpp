@@ -26,9 +26,8 @@ template <class T, int N, class M, class... Rest>
 void check_same_layout(const char* fn, const Array<T, N, M>& a, const Rest&... rest) {
   auto one = [&](const auto& b) {
     if (!a.distribution().same_layout(b.distribution()))
-      throw Error(impl::str(fn, ": arrays '", a.label(), "' (", a.distribution().describe(), ") and '", b.label(),
-                            "' (", b.distribution().describe(), ") are not distributed alike"),
-                  true);
+      throw Error::replicated(impl::str(fn, ": arrays '", a.label(), "' (", a.distribution().describe(), ") and '",
+                                        b.label(), "' (", b.distribution().describe(), ") are not distributed alike"));
   };
   (one(rest), ...);
 }
@@ -140,8 +139,8 @@ void transform_named(const Exec& exec, const Array<T, N, M>& out, const char* na
     using Ins = DTuple<const typename In::value_type*...>;
     using Flat = TransformFlat<T, F, Ins, std::index_sequence_for<In...>>;
     const index_t n = out.owned().size();
-    // The device form also on the host under the testing knob point_items (its tests run on CPUs).
-    const bool rows = host_accessible<typename Exec::memory_space>() && !testing::knobs().point_items;
+    // The device form on devices, and on the host where the forms say so (the tests' CPU runs).
+    const bool rows = !forms<typename Exec::memory_space>().point_items;
     const index_t quarter = rows ? 0 : (n + Flat::per_item - 1) / Flat::per_item;
     Flat k{out.local_with_halo().data(), f,
            make_dtuple(static_cast<const typename In::value_type*>(inputs.local_with_halo().data())...), n, quarter};

@@ -352,8 +352,7 @@ class Array {
     for (int d = 0; d < N; ++d)
       if (g[d] < 0 || g[d] >= dist_.extent(d))
         throw Error(impl::str(fn, ": global index ", impl::shape_str(g), " is out of range for shape ",
-                              impl::shape_str(dist_.shape())),
-                    true);
+                              impl::shape_str(dist_.shape())));
   }
   static std::string allocation_message(const char* fn, const Distribution<N>& d, const std::string& label,
                                         const std::exception& e) {
@@ -365,7 +364,8 @@ class Array {
                      " in ", MemorySpace::name(), " (", why.substr(0, why.find('\n')).substr(0, 200), ")");
   }
   std::shared_ptr<HaloExchange<T, N, MemorySpace>> halo_plan(Pattern p) const {
-    if (is_null()) throw Error("spmd::Array: halo exchange on a null array (default-constructed or moved from)", true);
+    if (is_null())
+      throw Error::replicated("spmd::Array: halo exchange on a null array (default-constructed or moved from)");
     auto& plan = p == Pattern::face ? shared_->face : shared_->box;
     if (!plan) plan = std::make_shared<HaloExchange<T, N, MemorySpace>>(dist_, p);
     return plan;
@@ -400,7 +400,7 @@ std::shared_ptr<void>& expr_slot(const Array<T, N, M>& a) {
 template <class T, int N, class M>
 T Array<T, N, M>::get(const index_type& g) const {
   const char* fn = "spmd::Array::get";
-  if (is_null()) throw Error(impl::str(fn, ": null array"), true);
+  if (is_null()) throw Error::replicated(impl::str(fn, ": null array"));
   // Every rank must ask for the same element: one allreduce agrees on the index (its largest and
   // smallest value per axis) and on a range error some ranks may see alone.
   std::string err;
@@ -419,9 +419,8 @@ T Array<T, N, M>::get(const index_type& g) const {
   if (agree[0] != 0) comm().check(err.empty(), err);
   for (int d = 0; d < N; ++d)
     if (agree[1 + d] != -agree[1 + N + d])
-      throw Error(impl::str(fn, ": the ranks ask for different global indices (from ", -agree[1 + N + d], " to ",
-                            agree[1 + d], " along axis ", d, ")"),
-                  true);
+      throw Error::replicated(impl::str(fn, ": the ranks ask for different global indices (from ", -agree[1 + N + d],
+                                        " to ", agree[1 + d], " along axis ", d, ")"));
   const int owner = dist_.owner(g);
   T value{};
   if (comm().rank() == owner) Kokkos::deep_copy(value, element_subview(local_index(g), std::make_index_sequence<N>{}));
@@ -510,9 +509,8 @@ void agree_shape(const Comm& comm, const char* fn, const std::array<index_t, R>&
   comm.allreduce(v, 2 * N, Op::max);
   for (int d = 0; d < N; ++d)
     if (v[d] != -v[N + d])
-      throw Error(
-          str(fn, ": the ranks pass operands of different shapes (axis ", d, ": from ", -v[N + d], " to ", v[d], ")"),
-          true);
+      throw Error::replicated(
+          str(fn, ": the ranks pass operands of different shapes (axis ", d, ": from ", -v[N + d], " to ", v[d], ")"));
 }
 /// a(i) = start + i * step over the owned points. (Kept out of arange: CUDA does not allow an
 /// extended lambda in a function template with an unnamed template parameter.)
@@ -581,7 +579,7 @@ Array<T, N, M> full_like(const Array<T, N, M>& a, const typename Array<T, N, M>:
 template <class T, class M = DefaultMemorySpace, class... Opts, impl::if_options<Opts...> = 0>
 Array<T, 1, M> arange(const Comm& comm, T start, T stop, T step, const Opts&... opts) {
   impl::agree(comm, [&] {
-    if (step == T(0)) throw Error("spmd::arange: step must not be zero", true);
+    if (step == T(0)) throw Error("spmd::arange: step must not be zero");
   });
   const double len = std::ceil((static_cast<double>(stop) - static_cast<double>(start)) / static_cast<double>(step));
   const index_t n = len > 0 ? static_cast<index_t>(len) : 0;

@@ -186,7 +186,7 @@ class GemvPlan {
     const char* fn = "spmd::blas::GemvPlan::apply";
     const spmd::impl::Region region("spmd::blas::gemv");
     if (A.distribution() != a_dist_ || x.distribution() != x_dist_ || y.distribution() != y_dist_)
-      throw Error(impl::str(fn, ": arrays are not on the distributions the plan was built for"), true);
+      throw Error::replicated(impl::str(fn, ": arrays are not on the distributions the plan was built for"));
     x_plan_.apply(exec, x_row_, x);
     const auto yp = spmd::impl::vec(y_col_);
     if (A.owned().extent(0) > 0) {
@@ -217,11 +217,10 @@ class GemvPlan {
     const char* fn = "spmd::blas::gemv";
     spmd::impl::agree(A.comm(), [&] {
       if (x.comm() != A.comm() || y.comm() != A.comm())
-        throw Error(impl::str(fn, ": A, x and y must live on one communicator"), true);
+        throw Error(impl::str(fn, ": A, x and y must live on one communicator"));
       if (x.extent(0) != A.extent(1) || y.extent(0) != A.extent(0))
         throw Error(impl::str(fn, ": shapes do not fit y = A x: A ", spmd::impl::shape_str(A.shape()), ", x ",
-                              spmd::impl::shape_str(x.shape()), ", y ", spmd::impl::shape_str(y.shape())),
-                    true);
+                              spmd::impl::shape_str(x.shape()), ", y ", spmd::impl::shape_str(y.shape())));
     });
     return A.distribution();
   }
@@ -299,7 +298,7 @@ class GemmPlan {
     const char* fn = "spmd::blas::GemmPlan::apply";
     const spmd::impl::Region region("spmd::blas::gemm");
     if (A.distribution() != a_ || B.distribution() != b_ || C.distribution() != c_)
-      throw Error(spmd::impl::str(fn, ": arrays are not on the distributions the plan was built for"), true);
+      throw Error::replicated(spmd::impl::str(fn, ": arrays are not on the distributions the plan was built for"));
     const int mloc = static_cast<int>(A.owned().extent(0)), nloc = static_cast<int>(B.owned().extent(1));
     const auto ct = spmd::impl::transposed_block(C);  // n_loc x m_loc, column-major
     const index_t ka = A.owned().lo[1], kb = B.owned().lo[0];
@@ -387,17 +386,15 @@ class GemmPlan {
                      index_t panel) {
     using spmd::impl::shape_str;
     if (B.comm() != A.comm() || C.comm() != A.comm())
-      throw Error(spmd::impl::str(fn, ": A, B and C must live on one communicator"), true);
+      throw Error(spmd::impl::str(fn, ": A, B and C must live on one communicator"));
     if (A.extent(1) != B.extent(0) || C.extent(0) != A.extent(0) || C.extent(1) != B.extent(1))
       throw Error(spmd::impl::str(fn, ": shapes do not fit C = A B: A ", shape_str(A.shape()), ", B ",
-                                  shape_str(B.shape()), ", C ", shape_str(C.shape())),
-                  true);
+                                  shape_str(B.shape()), ", C ", shape_str(C.shape())));
     if (B.distribution().dims() != A.distribution().dims() || C.distribution().dims() != A.distribution().dims())
       throw Error(spmd::impl::str(fn, ": A, B and C must share one process grid; they have ",
                                   shape_str(A.distribution().dims()), ", ", shape_str(B.distribution().dims()), ", ",
-                                  shape_str(C.distribution().dims())),
-                  true);
-    if (panel < 1) throw Error(spmd::impl::str(fn, ": panel width ", panel, " must be at least 1"), true);
+                                  shape_str(C.distribution().dims())));
+    if (panel < 1) throw Error(spmd::impl::str(fn, ": panel width ", panel, " must be at least 1"));
   }
 
   Distribution<2> a_, b_, c_;

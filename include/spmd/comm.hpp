@@ -9,7 +9,9 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <complex>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -67,17 +69,34 @@ MPI_Datatype mpi_type() {
 /// The MPI_Op of an spmd::Op. Local.
 MPI_Op mpi_op(Op op);
 
+namespace impl {
+/// Keep `keep` (the buffers of operations still in flight) alive without communicating until
+/// every request of `requests` is complete; with `until_exit` (work queued on a GPU stream that
+/// cannot be tested: NCCL, ipc) until the process ends. Complete entries are released (tested
+/// with MPI_Testall, which never waits) whenever something is parked and at reap_parked(); what
+/// is still in flight at the end is never released, since MPI or a peer may still write into it.
+/// For destructors that meet an exchange left open. Local.
+void park(std::vector<MPI_Request> requests, std::shared_ptr<void> keep, bool until_exit = false) noexcept;
+/// Release the parked entries whose requests are complete (no waiting). Local.
+void reap_parked() noexcept;
+}  // namespace impl
+
 /// A started nonblocking collective (from Comm::iallreduce). Move-only. wait() completes it and
-/// checks MPI's return code; a request still active when destroyed is completed quietly (every
-/// rank started the collective, so completing it cannot hang).
+/// checks MPI's return code. The collective runs on the request's own copy of the data, which
+/// wait() (or test() when it returns true) copies to the caller's buffer. A request destroyed
+/// (or assigned over) while active does not communicate: it reports that on stderr and parks its
+/// copy until MPI completes the collective (impl::park); the caller's buffer is never written.
 class Request {
  public:
   Request() = default;
-  /// Adopts `request`; `where` names the library function that started it (for errors). Local.
+  /// Adopts `request`, which works on memory the caller keeps valid until it completes (a
+  /// request abandoned while active is parked without it); `where` names the library function
+  /// that started it (for errors and reports). Local.
   Request(MPI_Request request, const char* where) : request_(request), where_(where) {}
   /// Takes over `o`'s request (o becomes empty). Local.
-  Request(Request&& o) noexcept : request_(o.request_), where_(o.where_) { o.request_ = MPI_REQUEST_NULL; }
-  /// Completes the request this one held (if any) before taking the other's.
+  Request(Request&& o) noexcept;
+  /// Abandons the request this one held, if still active (see the class comment), then takes
+  /// over `o`'s. Local.
   Request& operator=(Request&& o) noexcept;
   Request(const Request&) = delete;
   Request& operator=(const Request&) = delete;
@@ -90,9 +109,17 @@ class Request {
   bool active() const { return request_ != MPI_REQUEST_NULL; }
 
  private:
-  void complete_quietly() noexcept;
+  friend class Comm;
+  Request(MPI_Request request, const char* where, std::shared_ptr<void> data, std::size_t bytes, void* out, int rank)
+      : request_(request), where_(where), data_(std::move(data)), bytes_(bytes), out_(out), rank_(rank) {}
+  void abandon() noexcept;
+  void deliver() noexcept;
   MPI_Request request_ = MPI_REQUEST_NULL;
   const char* where_ = "spmd::Request";
+  std::shared_ptr<void> data_;  // the collective's own copy of the data (iallreduce)
+  std::size_t bytes_ = 0;
+  void* out_ = nullptr;  // where deliver() copies the result
+  int rank_ = -1;
 };
 
 class Comm;
@@ -150,11 +177,14 @@ class Comm {
   template <class T>
   Request iallreduce(T* data, int n, Op op) const {
     const impl::Region region("spmd::comm::iallreduce");
-    impl::profiling::count_collective(sizeof(T) * static_cast<std::size_t>(n));
+    const std::size_t bytes = sizeof(T) * static_cast<std::size_t>(n);
+    impl::profiling::count_collective(bytes);
+    std::shared_ptr<T[]> copy(new T[static_cast<std::size_t>(n)]);
+    std::copy(data, data + n, copy.get());
     MPI_Request r = MPI_REQUEST_NULL;
-    SPMD_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, n, mpi_type<T>(), mpi_op(op), raw(), &r),
+    SPMD_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, copy.get(), n, mpi_type<T>(), mpi_op(op), raw(), &r),
                    "spmd::Comm::iallreduce");
-    return Request(r, "spmd::Comm::iallreduce");
+    return Request(r, "spmd::Comm::iallreduce", std::move(copy), bytes, data, rank());
   }
   /// `value` from `root` on every rank. Collective.
   template <class T>

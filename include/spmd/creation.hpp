@@ -109,7 +109,7 @@ Array<T, static_cast<int>(R), M> make_generated(const char* fn, const Comm& comm
 template <std::size_t R>
 void check_shape(const char* fn, const std::array<index_t, R>& shape) {
   for (std::size_t d = 0; d < R; ++d)
-    if (shape[d] < 0) throw Error(str(fn, ": negative extent in shape ", shape_str(shape)), true);
+    if (shape[d] < 0) throw Error::replicated(str(fn, ": negative extent in shape ", shape_str(shape)));
 }
 
 }  // namespace impl
@@ -124,7 +124,8 @@ auto indices(const std::array<index_t, R>& shape, int axis) {
   constexpr int N = static_cast<int>(R);
   impl::check_shape("spmd::indices", shape);
   if (axis < 0 || axis >= N)
-    throw Error(impl::str("spmd::indices: axis ", axis, " is out of range for shape ", impl::shape_str(shape)), true);
+    throw Error::replicated(
+        impl::str("spmd::indices: axis ", axis, " is out of range for shape ", impl::shape_str(shape)));
   return impl::GenExpr<impl::AxisIndex<N>, index_t, N>{{}, impl::AxisIndex<N>{axis}, shape};
 }
 /// indices with a braced shape: `spmd::indices({n, m}, 1)`. Local.
@@ -176,7 +177,7 @@ auto fromfunction(const Comm& comm, const std::array<index_t, R>& shape, const F
 /// new 1-D array of T. Collective; num < 0 is an spmd::Error on every rank.
 template <class T = double, class M = DefaultMemorySpace, class... Opts, impl::if_options<Opts...> = 0>
 Array<T, 1, M> linspace(const Comm& comm, double start, double stop, index_t num, bool endpoint, const Opts&... opts) {
-  if (num < 0) throw Error(impl::str("spmd::linspace: number of samples, ", num, ", must be non-negative"), true);
+  if (num < 0) throw Error::replicated(impl::str("spmd::linspace: number of samples, ", num, ", must be non-negative"));
   impl::LinspaceAt<T> at{start, stop, 0.0, stop - start, static_cast<double>(endpoint ? num - 1 : num), -1, 0};
   if (at.div > 0) {
     at.step = at.delta / at.div;

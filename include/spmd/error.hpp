@@ -3,9 +3,16 @@
 /// spmd::Error and the checks that raise it.
 ///
 /// Every error the library raises is an spmd::Error whose message starts with the qualified name
-/// of the function that raised it. An error raised *collectively* (after all ranks agreed on it,
-/// see Comm::check) carries `collective() == true`: every rank of the communicator throws the
-/// same text, and Runtime's terminate handler prints it once instead of once per rank.
+/// of the function that raised it. An error is *local* (`collective() == false`: this rank alone
+/// may throw it) unless it is made one of two ways, both of which set `collective() == true` (every
+/// rank of the communicator throws the same text, and Runtime's terminate handler prints it once
+/// instead of once per rank):
+///  - agreed: Comm::check and impl::agree communicate (one allreduce) and throw on every rank;
+///  - replicated: Error::replicated(what), for a condition computed only from data every rank
+///    holds alike (global shapes, Distribution metadata, arguments every rank passes alike, the
+///    result of a collective), so every rank reaches the same verdict without communicating.
+/// `Error(what)` is always local: a one-rank condition (local sizes or data, a file, an
+/// allocation, an MPI/CUDA/HDF5 return code) can never claim agreement by accident.
 
 #include <sstream>
 #include <stdexcept>
@@ -17,14 +24,21 @@ namespace spmd {
 /// The one exception type of the library. Local.
 class Error : public std::runtime_error {
  public:
-  /// An error with message `what`; `collective` when every rank throws it alike. Local.
-  explicit Error(const std::string& what, bool collective = false)
-      : std::runtime_error(what), collective_(collective) {}
+  /// A local error with message `what`: raised on this rank, whatever the others do. Local.
+  explicit Error(const std::string& what) : std::runtime_error(what) {}
+  /// An error every rank raises alike because its condition is computed only from replicated
+  /// data (see the file comment); the caller vouches for that. Never for a condition on this
+  /// rank's block, a file, an allocation or a return code: agree on those (Comm::check,
+  /// impl::agree). Local (no communication).
+  static Error replicated(const std::string& what) { return Error(what, Collective{}); }
   /// True when every rank of the communicator involved throws this same error.
   bool collective() const noexcept { return collective_; }
 
  private:
-  bool collective_;
+  friend class Comm;  // Comm::check throws the agreed error
+  struct Collective {};
+  Error(const std::string& what, Collective) : std::runtime_error(what), collective_(true) {}
+  bool collective_ = false;
 };
 
 namespace impl {
@@ -51,6 +65,10 @@ inline std::string bytes_str(double bytes) {
   os << bytes << ' ' << units[u];
   return os.str();
 }
+
+/// One diagnostic line on stderr, "spmd: rank <rank>: <what>" ("spmd: <what>" for rank < 0), for what the library finds
+/// but cannot throw (a destructor that meets work left undone). Never communicates. Local.
+void report(int rank, const std::string& what) noexcept;
 
 /// Text of an MPI error code. Local.
 std::string mpi_error_string(int code);

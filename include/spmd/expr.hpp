@@ -265,10 +265,9 @@ template <class E, class>
 Array<T, N, M>::Array(const E& e) {
   static_assert(E::rank == N, "spmd::Array(expression): the expression has another number of axes than the array");
   if constexpr (impl::terminal_count<E>::value == 0) {
-    throw Error(impl::str("spmd::Array(expression): the expression of shape ", impl::shape_str(e.shape()),
-                          " has no array operand to take a communicator from (a generator alone): make the "
-                          "array first (spmd::empty), then assign"),
-                true);
+    throw Error::replicated(impl::str("spmd::Array(expression): the expression of shape ", impl::shape_str(e.shape()),
+                                      " has no array operand to take a communicator from (a generator alone): make the "
+                                      "array first (spmd::empty), then assign"));
   } else {
     const auto& anchor = impl::first_terminal(e);
     // The layout below is chosen from this rank's expression: agree first that every rank has

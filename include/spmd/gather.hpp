@@ -51,7 +51,7 @@ inline void check_root(const char* fn, const Comm& comm, int root) {
   comm.allreduce(r, 2, Op::max);
   comm.check(root >= 0 && root < comm.size(),
              str(fn, ": root ", root, " is not a rank of a communicator of ", comm.size()));
-  if (r[0] != -r[1]) throw Error(str(fn, ": the ranks pass different roots (", -r[1], " to ", r[0], ")"), true);
+  if (r[0] != -r[1]) throw Error::replicated(str(fn, ": the ranks pass different roots (", -r[1], " to ", r[0], ")"));
 }
 /// A distribution of `shape` held by this rank alone, or a null one. Local.
 template <int N>

@@ -25,10 +25,20 @@
 /// overlap.hpp starts it on the library's side stream after the work already queued), work on
 /// the interior meanwhile, then end(then) orders `then` after the unpack; spmd::assign(pending,
 /// dst, expr) does the interior/boundary split of an expression assignment.
+///
+/// An exchange left open: no destructor communicates. A HaloRequest destroyed (or assigned
+/// over) before end(), or abandon(), reports it on stderr and leaves the plan *abandoned*: its
+/// messages stay in flight in the plan's own buffers and are never unpacked. The plan's next
+/// begin() first waits for them (every neighbour started them in its own begin(), so that wait
+/// cannot hang) and discards them, then starts the new exchange: the halo never receives the
+/// abandoned exchange's data. end() on an abandoned plan is a local spmd::Error. A plan
+/// destroyed with an exchange open or abandoned reports it too and parks its message buffers
+/// (impl::park) until MPI completes what is in flight, never waiting.
 
 #include <Kokkos_Core.hpp>
 
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -67,18 +77,17 @@ class HaloExchange {
                Backend backend = Backend::automatic)
       : dist_(dist), pattern_(pattern), width_(width) {
     const char* fn = "spmd::HaloExchange";
-    if (dist.is_null()) throw Error(impl::str(fn, ": null distribution"), true);
+    if (dist.is_null()) throw Error::replicated(impl::str(fn, ": null distribution"));
     impl::agree(dist.comm(), [&] {
       for (int d = 0; d < N; ++d)
         if (width[d] < 0 || width[d] > dist.halo()[d])
           throw Error(impl::str(fn, ": width ", impl::shape_str(width), " must lie between 0 and the halo ",
-                                impl::shape_str(dist.halo()), " on every axis"),
-                      true);
+                                impl::shape_str(dist.halo()), " on every axis"));
     });
     const impl::Region region("spmd::halo::plan");
     auto l = impl::halo_layout(dist, pattern, width);
-    msgs_.emplace(dist.comm(), std::move(l.sends), l.send_total, std::move(l.recvs), l.recv_total, backend, fn,
-                  "spmd::halo");
+    msgs_ = std::make_shared<impl::MessagePlan<T, MemorySpace>>(
+        dist.comm(), std::move(l.sends), l.send_total, std::move(l.recvs), l.recv_total, backend, fn, "spmd::halo");
     pack_ = impl::BoxCopies<T, N, MemorySpace>(std::move(l.pack), l.strides, l.strides, "spmd::halo::pack_segments");
     unpack_ =
         impl::BoxCopies<T, N, MemorySpace>(std::move(l.unpack), l.strides, l.strides, "spmd::halo::unpack_segments");
@@ -86,14 +95,11 @@ class HaloExchange {
   }
   HaloExchange(const HaloExchange&) = delete;
   HaloExchange& operator=(const HaloExchange&) = delete;
-  /// Finishes an exchange still in progress (errors are swallowed: a destructor must not throw).
+  /// Never communicates: an exchange still open is reported, and its message buffers are parked
+  /// until MPI completes them (see the file comment).
   ~HaloExchange() {
-    if (active_) {
-      try {
-        end();
-      } catch (...) {
-      }
-    }
+    abandon("spmd::HaloExchange");
+    if (abandoned_ && msgs_) impl::MessagePlan<T, MemorySpace>::park_in_flight(std::move(msgs_));
   }
 
   /// Start filling the halos of `arrays` (1 to 8 spmd::Arrays on this plan's distribution), on
@@ -110,13 +116,13 @@ class HaloExchange {
     constexpr int n = static_cast<int>(sizeof...(A));
     static_assert(n >= 1 && n <= max_fields, "spmd::HaloExchange::begin: one exchange moves 1 to 8 arrays");
     if (active_) throw Error(impl::str(fn, ": an exchange on this plan is already in progress; call end() first"));
+    if (abandoned_) discard_abandoned(exec);
     int i = 0;
     auto one = [&](const auto& a) {
       if (a.distribution() != dist_)
-        throw Error(impl::str(fn, ": array '", a.label(), "' has distribution (",
-                              a.is_null() ? std::string("null") : a.distribution().describe(),
-                              ") but the plan was built for (", dist_.describe(), ")"),
-                    true);
+        throw Error::replicated(impl::str(fn, ": array '", a.label(), "' has distribution (",
+                                          a.is_null() ? std::string("null") : a.distribution().describe(),
+                                          ") but the plan was built for (", dist_.describe(), ")"));
       fields_[i++] = a.local_with_halo().data();
     };
     (one(arrays), ...);
@@ -129,6 +135,10 @@ class HaloExchange {
   }
   /// Finish the exchange started by begin(), on begin()'s instance. Neighbour-collective.
   void end() {
+    if (abandoned_)
+      throw Error(
+          "spmd::HaloExchange::end: no exchange in progress: the one begun was abandoned (its request was destroyed "
+          "before end(), or abandon()); the next begin() discards it");
     if (!active_) throw Error("spmd::HaloExchange::end: no exchange in progress (call begin() first)");
     const impl::Region region("spmd::halo::end");
     active_ = false;
@@ -161,6 +171,30 @@ class HaloExchange {
   }
   /// True between begin() and end(). Local.
   bool in_progress() const { return active_; }
+  /// The number of begin() calls so far (which exchange is the current one). Local.
+  std::uint64_t exchange_id() const { return exchanges_; }
+  /// Give up the exchange in progress, if any, without communicating: one line on stderr names
+  /// `who`, this plan and the rank; the halos are left as they are; the next begin() waits for
+  /// the abandoned messages and discards them (see the file comment). Local.
+  void abandon(const char* who) noexcept {
+    if (!active_) return;
+    active_ = false;
+    abandoned_ = true;
+    fields_ = {};
+    nfields_ = 0;
+    try {
+      impl::report(dist_.comm().rank(),
+                   impl::str(who, ": the halo exchange of ", describe(),
+                             " was left open without end(): abandoned, not completed; its data is discarded ",
+                             "at the plan's next begin()"));
+    } catch (...) {  // no memory for the message: the plan is abandoned all the same
+    }
+  }
+  /// "spmd::HaloExchange (box, width {1, 1}, mpi) on (<distribution>)", for messages. Local.
+  std::string describe() const {
+    return impl::str("spmd::HaloExchange (", pattern_ == Pattern::face ? "face" : "box", ", width ",
+                     impl::shape_str(width_), ", ", spmd::to_string(msgs_->backend()), ") on (", dist_.describe(), ")");
+  }
   /// Number of messages this rank sends per exchange (wraps onto itself are no messages). Local.
   int num_neighbors() const { return static_cast<int>(msgs_->sends().size()); }
   /// Elements this rank sends per array per exchange (to other ranks). Local.
@@ -179,6 +213,17 @@ class HaloExchange {
   const std::array<int, N>& width() const { return width_; }
 
  private:
+  /// Before a new exchange on an abandoned plan: wait for the abandoned messages on its instance
+  /// without unpacking them, and order `exec` after that instance (NCCL and ipc work queued on
+  /// it reads and writes the buffers the new exchange reuses). Neighbour-collective.
+  void discard_abandoned(const execution_space& exec) {
+    const impl::Region region("spmd::halo::discard_abandoned");
+    const execution_space old = *exec_;
+    msgs_->wait_receives(old);
+    msgs_->wait_sends();
+    impl::order_after(exec, old);
+    abandoned_ = false;
+  }
   template <class Exec>
   void start(const Exec& exec, int n) {
     const impl::Region region("spmd::halo::begin");
@@ -186,6 +231,7 @@ class HaloExchange {
     nfields_ = n;
     exec_ = exec;
     active_ = true;
+    ++exchanges_;
     impl::FieldPtrs<const T> in;
     for (int f = 0; f < n; ++f) in[f] = fields_[f];
     pack_.pack(exec, "spmd::halo::pack", in, n, msgs_->send_buffer());
@@ -196,55 +242,57 @@ class HaloExchange {
   Distribution<N> dist_;
   Pattern pattern_;
   std::array<int, N> width_{};
-  std::optional<impl::MessagePlan<T, MemorySpace>> msgs_;
+  std::shared_ptr<impl::MessagePlan<T, MemorySpace>> msgs_;  // shared: parked when destroyed in flight
   impl::BoxCopies<T, N, MemorySpace> pack_, unpack_, self_;
   impl::FieldPtrs<T> fields_{};
   int nfields_ = 0;
   std::optional<execution_space> exec_;
   bool active_ = false;
+  bool abandoned_ = false;  // begun, then given up without end(): see abandon()
+  std::uint64_t exchanges_ = 0;
 };
 
-/// A started exchange of one Array's halo (from Array::halo_begin). end() finishes it; the
-/// destructor finishes it too if end() was not called.
+/// A started exchange of one Array's halo (from Array::halo_begin). end() finishes it. Destroyed
+/// (or assigned over) before end(), it does not communicate: it abandons the exchange, which is
+/// reported on stderr (HaloExchange::abandon; the plan's next begin() discards it).
 template <class T, int N, class MemorySpace>
 class HaloRequest {
  public:
   /// The exchange in progress on `plan` (Array::halo_begin makes it). Local.
-  explicit HaloRequest(std::shared_ptr<HaloExchange<T, N, MemorySpace>> plan) : plan_(std::move(plan)) {}
+  explicit HaloRequest(std::shared_ptr<HaloExchange<T, N, MemorySpace>> plan)
+      : plan_(std::move(plan)), id_(plan_ ? plan_->exchange_id() : 0) {}
   /// Takes over the exchange. Local.
   HaloRequest(HaloRequest&&) noexcept = default;
-  /// Finishes the exchange this request held (if any) before taking the other's.
+  /// Abandons the exchange this request held, if still open, before taking the other's. Local.
   HaloRequest& operator=(HaloRequest&& o) noexcept {
     if (this != &o) {
-      finish_quietly();
+      abandon();
       plan_ = std::move(o.plan_);
+      id_ = o.id_;
     }
     return *this;
   }
-  ~HaloRequest() { finish_quietly(); }
+  /// Abandons the exchange if end() was not called (reported; no communication). Local.
+  ~HaloRequest() { abandon(); }
   /// Neighbour-collective.
   void end() {
-    if (plan_ && plan_->in_progress()) plan_->end();
+    if (in_progress()) plan_->end();
   }
   /// end(), then order `then` after the unpack (see HaloExchange::end(then)). Neighbour-collective.
   void end(const typename HaloExchange<T, N, MemorySpace>::execution_space& then) {
-    if (plan_ && plan_->in_progress()) plan_->end(then);
+    if (in_progress()) plan_->end(then);
   }
-  /// True while this request's exchange is in progress. Local.
-  bool in_progress() const { return plan_ && plan_->in_progress(); }
+  /// True while this request's exchange is in progress (not a later one on the same plan). Local.
+  bool in_progress() const { return plan_ && plan_->in_progress() && plan_->exchange_id() == id_; }
   /// True while the exchange in progress moves the array whose storage starts at `storage`. Local.
-  bool touches(const void* storage) const { return plan_ && plan_->touches(storage); }
+  bool touches(const void* storage) const { return in_progress() && plan_->touches(storage); }
 
  private:
-  void finish_quietly() noexcept {
-    if (plan_ && plan_->in_progress()) {
-      try {
-        plan_->end();
-      } catch (...) {  // a destructor must not throw; end() reported nothing to anybody
-      }
-    }
+  void abandon() noexcept {
+    if (in_progress()) plan_->abandon("spmd::HaloRequest");
   }
   std::shared_ptr<HaloExchange<T, N, MemorySpace>> plan_;
+  std::uint64_t id_ = 0;  // the plan's exchange this request began
 };
 
 }  // namespace spmd

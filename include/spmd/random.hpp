@@ -76,7 +76,8 @@ struct Generator {
   auto normal(const std::array<index_t, R>& shape, T mean = T(0), T stddev = T(1)) const {
     constexpr int N = static_cast<int>(R);
     static_assert(std::is_floating_point_v<T>, "spmd::random::Generator::normal: T must be floating-point");
-    if (!(stddev >= T(0))) throw Error(impl::str("spmd::random::normal: stddev must be >= 0 (got ", stddev, ")"), true);
+    if (!(stddev >= T(0)))
+      throw Error::replicated(impl::str("spmd::random::normal: stddev must be >= 0 (got ", stddev, ")"));
     using D = impl::rng::Draw<impl::rng::Kind::normal, T, N>;
     return impl::GenExpr<D, T, N>{{}, D{key(), detail::strides<N>(shape), mean, stddev, 0}, shape};
   }
@@ -87,8 +88,8 @@ struct Generator {
     static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>,
                   "spmd::random::Generator::integers: T must be an integer type");
     if (!(low < high))
-      throw Error(impl::str("spmd::random::integers: needs low < high (got low = ", +low, ", high = ", +high, ")"),
-                  true);
+      throw Error::replicated(
+          impl::str("spmd::random::integers: needs low < high (got low = ", +low, ", high = ", +high, ")"));
     using D = impl::rng::Draw<impl::rng::Kind::integer, T, N>;
     const auto range = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
     return impl::GenExpr<D, T, N>{{}, D{key(), detail::strides<N>(shape), low, T(0), range}, shape};

@@ -277,7 +277,7 @@ void allreduce(const Exec& exec, const Comm& comm, const View& v, Op op, Backend
   static_assert(Kokkos::SpaceAccessibility<Exec, M>::accessible,
                 "spmd::allreduce: the view must be accessible from the execution space");
   if (!v.span_is_contiguous())
-    throw Error(impl::str("spmd::allreduce: view '", v.label(), "' is not contiguous"), true);
+    throw Error::replicated(impl::str("spmd::allreduce: view '", v.label(), "' is not contiguous"));
   const Backend b = impl::resolve_backend<M>(comm, backend, "spmd::allreduce");
   const auto n = static_cast<std::size_t>(v.span());
   if (b == Backend::nccl) {
@@ -285,7 +285,7 @@ void allreduce(const Exec& exec, const Comm& comm, const View& v, Op op, Backend
     return;
   }
   if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-    throw Error(impl::str("spmd::allreduce: ", n, " elements exceed MPI's int count"), true);
+    throw Error::replicated(impl::str("spmd::allreduce: ", n, " elements exceed MPI's int count"));
   impl::fence(exec, "spmd::allreduce before MPI_Allreduce");
   if (impl::host_accessible<M>() || impl::mpi_cuda_aware()) {
     comm.allreduce(v.data(), static_cast<int>(n), op);

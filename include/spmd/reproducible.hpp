@@ -177,7 +177,7 @@ constexpr bool exact_on_host() {
 /// The exactly summed map F of e's elements, rounded once; the same on every rank. Collective.
 /// `nonempty`: a zero-size operand is an error. An argument error met on some ranks only is
 /// agreed in the exact all-reduce (exact_allreduce). Host spaces fold into large accumulators
-/// (ExactHostRule), devices and the GPU's item form (testing::knobs().point_items) into small
+/// (ExactHostRule), devices and the GPU's item form (impl::Forms::point_items) into small
 /// ones (ExactRule): the same exact integers either way. Collective.
 template <ExactMap F, class Exec, class E>
 double reduce_exact(const Exec& exec, const char* fn, const char* label, const E& e, bool nonempty = false) {
@@ -197,7 +197,7 @@ double reduce_exact(const Exec& exec, const char* fn, const char* label, const E
         return reduce_box<Rule>(exec, label, items, ExactRows<F, Src, M, false>{src});
       };
       if constexpr (exact_on_host<Exec>()) {
-        if (!testing::knobs().point_items) {
+        if (!forms<typename Exec::memory_space>().point_items) {
           ExactSums<1> s;
           s.s[0] = exact_large_finish(fold(ExactHostRule{}));
           return s;

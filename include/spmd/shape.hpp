@@ -89,7 +89,7 @@ constexpr int parent_rank() {
 /// `what` (the shape) when out of range.
 inline int result_axis(const char* fn, int axis, int r, const std::string& what) {
   if (axis < -r || axis >= r)
-    throw Error(str(fn, ": axis ", axis, " is out of bounds for ", r, " axes (", what, ")"), true);
+    throw Error::replicated(str(fn, ": axis ", axis, " is out of bounds for ", r, " axes (", what, ")"));
   return axis < 0 ? axis + r : axis;
 }
 }  // namespace impl
@@ -171,13 +171,11 @@ Index<M> reshape_shape(const char* fn, const Index<N>& from, const Index<M>& wan
   for (int b = 0; b < M; ++b) {
     if (want[b] == -1) {
       if (unknown >= 0)
-        throw Error(impl::str(fn, ": shape ", impl::shape_str(want), " infers more than one axis (-1); at most one"),
-                    true);
+        throw Error(impl::str(fn, ": shape ", impl::shape_str(want), " infers more than one axis (-1); at most one"));
       unknown = b;
     } else if (want[b] < 0) {
       throw Error(
-          impl::str(fn, ": shape ", impl::shape_str(want), " has a negative extent (only -1, inferred, is allowed)"),
-          true);
+          impl::str(fn, ": shape ", impl::shape_str(want), " has a negative extent (only -1, inferred, is allowed)"));
     } else {
       known *= want[b];
     }
@@ -186,13 +184,11 @@ Index<M> reshape_shape(const char* fn, const Index<N>& from, const Index<M>& wan
   if (unknown >= 0) {
     if (known == 0 || size % known != 0)
       throw Error(impl::str(fn, ": cannot reshape an array of shape ", impl::shape_str(from), " (", size,
-                            " elements) into shape ", impl::shape_str(want), " (no extent for the -1 axis fits)"),
-                  true);
+                            " elements) into shape ", impl::shape_str(want), " (no extent for the -1 axis fits)"));
     out[unknown] = size / known;
   } else if (known != size) {
     throw Error(impl::str(fn, ": cannot reshape an array of shape ", impl::shape_str(from), " (", size,
-                          " elements) into shape ", impl::shape_str(want), " (", known, " elements)"),
-                true);
+                          " elements) into shape ", impl::shape_str(want), " (", known, " elements)"));
   }
   return out;
 }
@@ -258,11 +254,10 @@ auto reshape(const X& x, const std::array<index_t, R>& shape, const Opts&... opt
 template <class Exec, class X, int M, impl::if_exec_space<Exec> = 0, impl::if_shape_operand<X> = 0>
 auto reshape(const Exec& exec, const X& x, const Distribution<M>& to) {
   impl::agree(x.comm(), [&] {
-    if (to.is_null()) throw Error("spmd::reshape: the destination distribution is null", true);
+    if (to.is_null()) throw Error("spmd::reshape: the destination distribution is null");
     if (to.comm().size() != x.comm().size() || to.comm().rank() != x.comm().rank())
       throw Error(impl::str("spmd::reshape: the destination distribution's communicator (", to.comm().size(),
-                            " ranks) does not have the operand's ranks (", x.comm().size(), ")"),
-                  true);
+                            " ranks) does not have the operand's ranks (", x.comm().size(), ")"));
     impl::reshape_shape<impl::rank_of<X>(), M>("spmd::reshape", x.shape(), to.shape());
   });
   return impl::reshape_onto(exec, x, to, "spmd::reshape");
@@ -380,13 +375,12 @@ Array<T, N + S, Mem> join(const Exec& exec, const char* fn, const Comm& comm, co
     for (std::size_t i = 1; i < shapes.size(); ++i)
       for (int a = 0; a < N; ++a)
         if (shapes[i][a] != shapes[0][a] && (S == 1 || a != axis))
-          throw Error(
-              S ? impl::str(fn, ": operand ", i, " has shape ", impl::shape_str(shapes[i]), " but operand 0 has shape ",
-                            impl::shape_str(shapes[0]), " (stacking along axis ", axis_in, " needs equal shapes)")
-                : impl::str(fn, ": operand ", i, " has shape ", impl::shape_str(shapes[i]), " but operand 0 has shape ",
-                            impl::shape_str(shapes[0]), ": they must agree on every axis but the concatenation axis ",
-                            axis_in),
-              true);
+          throw Error(S ? impl::str(fn, ": operand ", i, " has shape ", impl::shape_str(shapes[i]),
+                                    " but operand 0 has shape ", impl::shape_str(shapes[0]), " (stacking along axis ",
+                                    axis_in, " needs equal shapes)")
+                        : impl::str(fn, ": operand ", i, " has shape ", impl::shape_str(shapes[i]),
+                                    " but operand 0 has shape ", impl::shape_str(shapes[0]),
+                                    ": they must agree on every axis but the concatenation axis ", axis_in));
   });
   Index<R> shape{};
   for (int a = 0, b = 0; a < R; ++a) {
@@ -422,7 +416,7 @@ Array<T, N + S, Mem> join(const Exec& exec, const char* fn, const Comm& comm, co
 template <int S, class Exec, class X, class... Opts>
 auto join_list(const Exec& exec, const char* fn, const X* xs, std::size_t n, int axis, const Opts&... opts) {
   constexpr int N = rank_of<X>();
-  if (n == 0) throw Error(impl::str(fn, ": no operands"), true);
+  if (n == 0) throw Error::replicated(impl::str(fn, ": no operands"));
   std::vector<Index<N>> shapes;
   for (std::size_t i = 0; i < n; ++i) shapes.push_back(xs[i].shape());
   return join<S, typename X::value_type, typename X::memory_space, N>(
@@ -582,9 +576,8 @@ auto squeeze(const X& x, const Axes<K>& ax) {
   const auto mask = impl::axis_mask<N>("spmd::squeeze", ax.list, x.shape());
   for (int k = 0; k < N; ++k)
     if (mask[k] && x.shape()[k] != 1)
-      throw Error(impl::str("spmd::squeeze: cannot squeeze axis ", k, " of shape ", impl::shape_str(x.shape()),
-                            ": its extent is ", x.shape()[k], ", not 1"),
-                  true);
+      throw Error::replicated(impl::str("spmd::squeeze: cannot squeeze axis ", k, " of shape ",
+                                        impl::shape_str(x.shape()), ": its extent is ", x.shape()[k], ", not 1"));
   return impl::squeeze_view<N - K>(x, mask);
 }
 
@@ -602,9 +595,8 @@ auto squeeze(const X& x) {
     if (!mask[k]) ++kept;
   }
   if (kept != M)
-    throw Error(impl::str("spmd::squeeze<", M, ">: shape ", impl::shape_str(x.shape()), " has ", kept,
-                          " axes of extent other than 1, not ", M),
-                true);
+    throw Error::replicated(impl::str("spmd::squeeze<", M, ">: shape ", impl::shape_str(x.shape()), " has ", kept,
+                                      " axes of extent other than 1, not ", M));
   return impl::squeeze_view<M>(x, mask);
 }
 

@@ -139,8 +139,8 @@ AxisPick pick(const char* fn, const S& arg, int d, const std::array<index_t, R>&
     p.count = n;
   } else if constexpr (std::is_same_v<S, Slice>) {
     if (arg.step == 0)
-      throw Error(str(fn, ": slice step 0 on axis ", d, " of shape ", shape_str(shape), " (slice step cannot be zero)"),
-                  true);
+      throw Error::replicated(
+          str(fn, ": slice step 0 on axis ", d, " of shape ", shape_str(shape), " (slice step cannot be zero)"));
     const SliceIndices s = normalize(arg, n);
     p.start = s.start;
     p.step = s.step;
@@ -150,9 +150,8 @@ AxisPick pick(const char* fn, const S& arg, int d, const std::array<index_t, R>&
     const index_t i = static_cast<index_t>(arg);
     const index_t k = i < 0 ? i + n : i;
     if (k < 0 || k >= n)
-      throw Error(
-          str(fn, ": index ", i, " is out of range for axis ", d, " with size ", n, " (shape ", shape_str(shape), ")"),
-          true);
+      throw Error::replicated(
+          str(fn, ": index ", i, " is out of range for axis ", d, " with size ", n, " (shape ", shape_str(shape), ")"));
     p.drop = true;
     p.start = k;
   }
@@ -310,7 +309,7 @@ class ArrayView {
 /// `a(args...)`: Array::operator() forwards here. Local.
 template <class T, int N, class Mem, class... S>
 auto view_of(const Array<T, N, Mem>& a, const S&... s) {
-  if (a.is_null()) throw Error("spmd::Array::operator(): slicing a null array", true);
+  if (a.is_null()) throw Error::replicated("spmd::Array::operator(): slicing a null array");
   const auto r = impl::slice_selection("spmd::Array::operator()", impl::Selection<N, N>::identity(), a.shape(), s...);
   return ArrayView<T, impl::sliced_rank_v<N, S...>, N, Mem>(a, r.first, r.second);
 }
@@ -318,7 +317,7 @@ auto view_of(const Array<T, N, Mem>& a, const S&... s) {
 /// The whole of `a` as a view (the identity selection). Local.
 template <class T, int N, class Mem>
 ArrayView<T, N, N, Mem> view_of(const Array<T, N, Mem>& a) {
-  if (a.is_null()) throw Error("spmd::view_of: a null array (assigned to, or used in an expression)", true);
+  if (a.is_null()) throw Error::replicated("spmd::view_of: a null array (assigned to, or used in an expression)");
   return ArrayView<T, N, N, Mem>(a, impl::Selection<N, N>::identity(), a.shape());
 }
 

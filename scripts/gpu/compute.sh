@@ -53,7 +53,7 @@ for s in "${steps[@]}"; do
     knobs)  # the forms the kernels replaced, in the same build
       SPMD_BENCH_COLUMN_MIN=1000000000 bench stencil_strided bench_stencil \
         --benchmark_filter='BM_stencil(_fused_swap|3d_fused_swap)/'
-      SPMD_BENCH_UNTILED_ALIAS=1 bench stencil_untiled bench_stencil --benchmark_filter='BM_stencil_fused_inplace/' ;;
+      bench stencil_tiled bench_stencil --benchmark_filter='BM_stencil_fused_inplace_tiled/' ;;
     reduce)
       bench reduce bench_reduce --benchmark_filter='BM_(sum|dot|norm2|norm2_expr|sum_view)/n:(1024|67108864)/|_2d' ;;
     cg)

@@ -658,7 +658,7 @@ std::string read_on_root(const std::string& path, const Comm& comm, const char* 
 /// Rank 0's verdict `problem` ("" when all is well) on every rank: the same spmd::Error, with the
 /// same text at every rank count, when it is not empty (for checks only rank 0 makes). Collective.
 void root_check(const Comm& comm, const std::string& problem) {
-  if (comm.bcast(problem.empty() ? 1 : 0, 0) == 0) throw Error(bcast_string(comm, problem), true);
+  if (comm.bcast(problem.empty() ? 1 : 0, 0) == 0) throw Error::replicated(bcast_string(comm, problem));
 }
 
 /// Rank 0 reads the metadata (one reader, however many ranks) and broadcasts it, or its error:
@@ -765,7 +765,7 @@ void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, 
                  const SaveOptions& options, const std::string& run_id) {
   const char* fn = "spmd::io::save";
   const spmd::impl::Region region("spmd::io::save");
-  if (blocks.empty()) throw Error(str(fn, ": no arrays to save to '", path, "'"), true);
+  if (blocks.empty()) throw Error::replicated(str(fn, ": no arrays to save to '", path, "'"));
   const Comm& comm = blocks.front().comm;
   {
     std::string bad;
@@ -950,16 +950,14 @@ void load_block(const std::string& path, const HostBlock& b, const LoadOptions& 
   if (!d) {
     std::vector<std::string> names;
     for (const auto& x : info.datasets) names.push_back(x.name);
-    throw Error(str(fn, ": '", path, "' has no dataset '", b.name, "' (it has ", shape_str(names), ")"), true);
+    throw Error::replicated(str(fn, ": '", path, "' has no dataset '", b.name, "' (it has ", shape_str(names), ")"));
   }
   if (d->type != b.type)
-    throw Error(str(fn, ": dataset '", b.name, "' of '", path, "' holds ", element_type_name(d->type),
-                    " elements; the array to load into holds ", element_type_name(b.type)),
-                true);
+    throw Error::replicated(str(fn, ": dataset '", b.name, "' of '", path, "' holds ", element_type_name(d->type),
+                                " elements; the array to load into holds ", element_type_name(b.type)));
   if (d->shape != b.shape)
-    throw Error(str(fn, ": dataset '", b.name, "' of '", path, "' has shape ", shape_str(d->shape),
-                    "; the requested distribution has shape ", shape_str(b.shape)),
-                true);
+    throw Error::replicated(str(fn, ": dataset '", b.name, "' of '", path, "' has shape ", shape_str(d->shape),
+                                "; the requested distribution has shape ", shape_str(b.shape)));
 
   bool ok = true;
   std::string msg;
@@ -985,9 +983,8 @@ void load_block(const std::string& path, const HostBlock& b, const LoadOptions& 
   if (options.verify_checksum) {
     const std::uint32_t crc = checksum_block(b);
     if (crc != d->checksum)
-      throw Error(str(fn, ": checksum mismatch in dataset '", b.name, "' of '", path, "': stored crc32 ", d->checksum,
-                      ", data read has ", crc, " (the file is corrupt)"),
-                  true);
+      throw Error::replicated(str(fn, ": checksum mismatch in dataset '", b.name, "' of '", path, "': stored crc32 ",
+                                  d->checksum, ", data read has ", crc, " (the file is corrupt)"));
   }
 }
 
@@ -1266,12 +1263,12 @@ void CheckpointSeries::claim(bool continuing) {
   std::string list;
   for (std::size_t k = 0; k < others.size() && k < 3; ++k) list += (k ? ", " : "") + describe_file(others[k]);
   if (others.size() > 3) list += impl::str(" and ", others.size() - 3, " more");
-  throw Error(impl::str("spmd::io::CheckpointSeries: the prefix '", impl::printable(prefix_, 200), "' already holds ",
-                        others.size(), " checkpoint file(s)", continuing ? " of another run" : "", ": ", list,
-                        continuing ? "; this run (" + *run_id_ + ") will not mix its files with them"
-                                   : "; a new run never writes over them",
-                        ": choose another prefix, move them away, or continue their run by restarting from one"),
-              true);
+  throw Error::replicated(
+      impl::str("spmd::io::CheckpointSeries: the prefix '", impl::printable(prefix_, 200), "' already holds ",
+                others.size(), " checkpoint file(s)", continuing ? " of another run" : "", ": ", list,
+                continuing ? "; this run (" + *run_id_ + ") will not mix its files with them"
+                           : "; a new run never writes over them",
+                ": choose another prefix, move them away, or continue their run by restarting from one"));
 }
 
 void CheckpointSeries::save(std::int64_t step, const std::vector<Dataset>& datasets, Attributes attributes,

@@ -211,10 +211,9 @@ MarketRows read_market_rows(const Comm& comm, const std::string& path) {
   text = std::string();
   comm.check(err.empty(), err);
   if (total < h.entries)
-    throw Error(at_line(path, h.data_line + total_lines - 1) + str("the file ends after ", total, " of the ", h.entries,
-                                                                   " entries the size line (line ", h.data_line - 1,
-                                                                   ") declares (a truncated file?)"),
-                true);
+    throw Error::replicated(at_line(path, h.data_line + total_lines - 1) +
+                            str("the file ends after ", total, " of the ", h.entries, " entries the size line (line ",
+                                h.data_line - 1, ") declares (a truncated file?)"));
 
   // ---- route every entry (and a symmetric file's mirror) to the rank owning its row
   const auto owner = [&](index_t row) { return spmd::impl::block_of(h.rows, p, row); };

@@ -36,10 +36,9 @@ std::array<bool, N> axis_mask(const char* fn, const std::array<int, K>& list, co
   for (const int a0 : list) {
     const int a = a0 < 0 ? a0 + N : a0;
     if (a < 0 || a >= N)
-      throw Error(
-          str(fn, ": axis ", a0, " is out of bounds for an operand of shape ", shape_str(shape), " (", N, " axes)"),
-          true);
-    if (mask[a]) throw Error(str(fn, ": axis ", a0, " is named twice (shape ", shape_str(shape), ")"), true);
+      throw Error::replicated(
+          str(fn, ": axis ", a0, " is out of bounds for an operand of shape ", shape_str(shape), " (", N, " axes)"));
+    if (mask[a]) throw Error::replicated(str(fn, ": axis ", a0, " is named twice (shape ", shape_str(shape), ")"));
     mask[a] = true;
   }
   return mask;
@@ -239,7 +238,7 @@ struct AxisWork {
 };
 
 /// The device form of a per-axis reduction's local fold (GPUs; host spaces only under
-/// testing::knobs().point_items): chunk c of output point q folded by one vector group into
+/// Forms::point_items): chunk c of output point q folded by one vector group into
 /// part[q * chunks + c]. When the last axis is reduced, a chunk is a run of the point's reduced
 /// values in row order and adjacent lanes read adjacent values; when it is kept, adjacent groups
 /// (one lane each) take adjacent output points, which lie side by side in memory.
@@ -429,9 +428,8 @@ Array<Out, E::rank, typename E::memory_space> reduce_axes_keep(const Exec& exec,
       empty_out = empty_out || oshape[a] == 0;
     }
     if ((C == Combine::min || C == Combine::max) && count == 0 && !empty_out)
-      throw Error(str(fn, ": zero-size reduction over the axes of an operand of shape ", shape_str(e.shape()),
-                      " (the reduction has no identity)"),
-                  true);
+      throw Error::replicated(str(fn, ": zero-size reduction over the axes of an operand of shape ",
+                                  shape_str(e.shape()), " (the reduction has no identity)"));
     Array<Out, N, Mem> out(
         Distribution<N>(d.comm(), oshape, ProcessGrid{std::vector<int>(d.dims().begin(), d.dims().end())}),
         Label{label}, Init::none);
@@ -461,7 +459,7 @@ Array<Out, E::rank, typename E::memory_space> reduce_axes_keep(const Exec& exec,
         // host spaces: row chunks of output points; a GPU: a thread per output point, or chunks
         // of the reduced values over vector groups where that leaves the GPU idle or reads
         // long rows uncoalesced (AxisWork::chunked)
-        const bool device_form = !host_accessible<Mem>() || testing::knobs().point_items;
+        const bool device_form = forms<Mem>().point_items;
         const auto run = [&](auto contig_tag) {
           constexpr bool Contig = decltype(contig_tag)::value;
           const AxisPartial<R, F, Src, N, Contig> body{src, into.data(), oext, rext, outer, last, center, cdiv};
@@ -588,9 +586,8 @@ Array<index_t, E::rank, typename E::memory_space> arg_axis_keep(const Exec& exec
       empty_out = empty_out || oshape[a] == 0;
     }
     if (e.shape()[axis] == 0 && !empty_out)
-      throw Error(str(fn, ": attempt to get ", fn + 6, " of an empty sequence (axis ", axis, " of shape ",
-                      shape_str(e.shape()), " has length 0)"),
-                  true);
+      throw Error::replicated(str(fn, ": attempt to get ", fn + 6, " of an empty sequence (axis ", axis, " of shape ",
+                                  shape_str(e.shape()), " has length 0)"));
     Array<index_t, N, Mem> out(
         Distribution<N>(d.comm(), oshape, ProcessGrid{std::vector<int>(d.dims().begin(), d.dims().end())}),
         Label{label}, Init::none);

@@ -207,19 +207,16 @@ Backend resolve_backend(const Comm& comm, Backend requested, const char* fn) {
   if (requested == Backend::mpi || requested == Backend::ipc) return Backend::mpi;
   if (requested == Backend::nccl) {
     if (!SPMD_HAVE_NCCL)
-      throw Error(std::string(fn) +
-                      ": Backend::nccl requested, but spmdarray was built without NCCL "
-                      "(configure with -DSPMD_ENABLE_NCCL=ON)",
-                  true);
+      throw Error::replicated(std::string(fn) +
+                              ": Backend::nccl requested, but spmdarray was built without NCCL "
+                              "(configure with -DSPMD_ENABLE_NCCL=ON)");
     if (!device)
-      throw Error(
-          std::string(fn) + ": Backend::nccl moves device memory only; this array lives in " + MemorySpace::name(),
-          true);
+      throw Error::replicated(std::string(fn) + ": Backend::nccl moves device memory only; this array lives in " +
+                              MemorySpace::name());
     if (!nccl_usable(comm))
-      throw Error(std::string(fn) +
-                      ": Backend::nccl requested, but NCCL cannot run on this communicator "
-                      "(two ranks share a GPU)",
-                  true);
+      throw Error::replicated(std::string(fn) +
+                              ": Backend::nccl requested, but NCCL cannot run on this communicator "
+                              "(two ranks share a GPU)");
     return Backend::nccl;
   }
   // automatic: a one-rank communicator never needs NCCL (and its creation costs ~0.5 s)
@@ -238,16 +235,15 @@ Backend resolve_plan_backend(const Comm& comm, Backend requested, const char* fn
   if (requested == Backend::automatic && env == Backend::ipc) requested = Backend::ipc;
   if (requested == Backend::ipc) {
     if (!ipc_space_supported<MemorySpace>())
-      throw Error(std::string(fn) +
-                      ": Backend::ipc moves CUDA device memory or host memory; this plan's data lives in " +
-                      MemorySpace::name(),
-                  true);
+      throw Error::replicated(std::string(fn) +
+                              ": Backend::ipc moves CUDA device memory or host memory; this plan's data lives in " +
+                              MemorySpace::name());
     const bool here = ipc_reachable(comm, peers, ipc_space_of<MemorySpace>());
     if (comm.allreduce(here ? 1 : 0, Op::min) != 1)
-      throw Error(std::string(fn) +
-                      ": Backend::ipc requested, but a rank's peers are on another node or on a GPU its own cannot "
-                      "access (cudaDeviceCanAccessPeer)",
-                  true);
+      throw Error::replicated(
+          std::string(fn) +
+          ": Backend::ipc requested, but a rank's peers are on another node or on a GPU its own cannot "
+          "access (cudaDeviceCanAccessPeer)");
     return Backend::ipc;
   }
   if (requested != Backend::automatic || env != Backend::automatic || comm.size() == 1 || !device)

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "spmd/impl/kernels.hpp"
+#include "spmd/impl/forms.hpp"
 #include "spmd/impl/ndrange.hpp"
-#include "spmd/impl/testing.hpp"
 #include "spmd/types.hpp"
 
 namespace spmd::impl {
@@ -176,7 +176,7 @@ class BoxCopies {
   void run(const Exec& exec, const char* label, const FieldPtrs<const T>& src, const FieldPtrs<T>& dst, const T* in,
            T* out, int nf) const {
     if (total_ == 0 || nf == 0) return;
-    if (host_accessible<typename Exec::memory_space>() && !testing::knobs().flat_copies) {
+    if (!forms<typename Exec::memory_space>().flat_copies) {
       for (const auto& g : host_)
         for (int f = 0; f < nf; ++f) {
           Kokkos::Array<index_t, M> rowmajor;

@@ -29,7 +29,6 @@
 #include "spmd/impl/box_copy.hpp"
 #include "spmd/impl/messages.hpp"
 #include "spmd/impl/selection.hpp"
-#include "spmd/impl/testing.hpp"
 
 namespace spmd::impl {
 
@@ -45,8 +44,8 @@ class BroadcastPlan {
   BroadcastPlan(const Comm& comm, const Distribution<N>& from, const Selection<N, Mo>& sel, const Index<Mo>& oshape,
                 const Box<Mo>& need, Backend backend, const char* fn)
       : from_(from), need_(need), fn_(fn) {
-    ++testing::counters().broadcast_plans;
-    testing::counters().broadcast_points += need.empty() ? 0 : static_cast<long>(need.size());
+    ++plan_counts().broadcast_plans;
+    plan_counts().broadcast_points += need.empty() ? 0 : static_cast<long>(need.size());
     const int p = comm.size(), me = comm.rank();
     // [source lo, hi (N each), need lo, hi (Mo each), operand shape (Mo), start, step, map (N each)]
     constexpr int L = 2 * N + 3 * Mo + 3 * N;
@@ -75,9 +74,8 @@ class BroadcastPlan {
             s0[k] = at(0, O_SHAPE + k);
             sr[k] = at(r, O_SHAPE + k);
           }
-          throw Error(str(fn, ": rank ", r, " passed another broadcast operand (shape ", shape_str(sr),
-                          ") than rank 0 (shape ", shape_str(s0), ", or another slice of its array)"),
-                      true);
+          throw Error::replicated(str(fn, ": rank ", r, " passed another broadcast operand (shape ", shape_str(sr),
+                                      ") than rank 0 (shape ", shape_str(s0), ", or another slice of its array)"));
         }
     auto src_box = [&](int r) { return box_from<N>(&all[static_cast<std::size_t>(r) * L + S_LO]); };
     auto need_box = [&](int r) { return box_from<Mo>(&all[static_cast<std::size_t>(r) * L + N_LO]); };
@@ -150,9 +148,9 @@ class BroadcastPlan {
   /// `exec` sees it. Collective over the plan's communicator.
   void apply(const execution_space& exec, const Array<T, N, Mem>& src) const {
     if (src.distribution() != from_)
-      throw Error(str(fn_, ": broadcast operand '", src.label(), "' has distribution (", src.distribution().describe(),
-                      ") but the plan was built for (", from_.describe(), ")"),
-                  true);
+      throw Error::replicated(str(fn_, ": broadcast operand '", src.label(), "' has distribution (",
+                                  src.distribution().describe(), ") but the plan was built for (", from_.describe(),
+                                  ")"));
     FieldPtrs<const T> s{};
     FieldPtrs<T> d{};
     s[0] = src.local_with_halo().data();

@@ -20,7 +20,7 @@ Distribution<N>::Distribution(const Comm& comm, const index_type& shape, const i
     else if (v.size() == static_cast<std::size_t>(N))
       for (int d = 0; d < N; ++d) out[d] = static_cast<decltype(fallback)>(v[d]);
     else
-      throw Error(impl::str(fn, ": ", what, " has ", v.size(), " entries for a ", N, "-d shape"), true);
+      throw Error(impl::str(fn, ": ", what, " has ", v.size(), " entries for a ", N, "-d shape"));
     return out;
   };
   // Option lists of the wrong length: agreed first (a rank alone may have passed one), so that
@@ -34,7 +34,7 @@ Distribution<N>::Distribution(const Comm& comm, const index_type& shape, const i
     periodic = per_axis(opts.periodic, false, "periodic(...)");
     if (!opts.dims.empty()) {
       if (opts.dims.size() != static_cast<std::size_t>(N))
-        throw Error(impl::str(fn, ": grid(...) has ", opts.dims.size(), " entries for a ", N, "-d shape"), true);
+        throw Error(impl::str(fn, ": grid(...) has ", opts.dims.size(), " entries for a ", N, "-d shape"));
       for (int d = 0; d < N; ++d) dims[d] = opts.dims[d];
     }
   } catch (const Error& e) {
@@ -62,15 +62,15 @@ Distribution<N>::Distribution(const Comm& comm, const index_type& shape, const i
         a[d] = all[part * N + d];
         b[d] = all[static_cast<std::size_t>(r) * rec + part * N + d];
       }
-      throw Error(impl::str(fn, ": the ", what[part], " differ across ranks: rank 0 passed ", impl::shape_str(a),
-                            ", rank ", r, " passed ", impl::shape_str(b)),
-                  true);
+      throw Error::replicated(impl::str(fn, ": the ", what[part], " differ across ranks: rank 0 passed ",
+                                        impl::shape_str(a), ", rank ", r, " passed ", impl::shape_str(b)));
     }
   }
   for (int d = 0; d < N; ++d) {
-    if (shape[d] < 0) throw Error(impl::str(fn, ": negative extent in global shape ", impl::shape_str(shape)), true);
-    if (halo[d] < 0) throw Error(impl::str(fn, ": negative halo width ", impl::shape_str(halo)), true);
-    if (dims[d] < 0) throw Error(impl::str(fn, ": negative process grid entry ", impl::shape_str(dims)), true);
+    if (shape[d] < 0)
+      throw Error::replicated(impl::str(fn, ": negative extent in global shape ", impl::shape_str(shape)));
+    if (halo[d] < 0) throw Error::replicated(impl::str(fn, ": negative halo width ", impl::shape_str(halo)));
+    if (dims[d] < 0) throw Error::replicated(impl::str(fn, ": negative process grid entry ", impl::shape_str(dims)));
   }
   // Process grid: given, partly given (0 = choose) or automatic.
   {
@@ -84,13 +84,11 @@ Distribution<N>::Distribution(const Comm& comm, const index_type& shape, const i
         prod *= dims[d];
     }
     if (!any_free && prod != p)
-      throw Error(
-          impl::str(fn, ": process grid ", impl::shape_str(dims), " has ", prod, " ranks but the communicator has ", p),
-          true);
+      throw Error::replicated(impl::str(fn, ": process grid ", impl::shape_str(dims), " has ", prod,
+                                        " ranks but the communicator has ", p));
     if (any_free && (prod == 0 || p % prod != 0))
-      throw Error(impl::str(fn, ": process grid ", impl::shape_str(dims), " (0 = automatic) cannot be completed for ",
-                            p, " ranks"),
-                  true);
+      throw Error::replicated(impl::str(fn, ": process grid ", impl::shape_str(dims),
+                                        " (0 = automatic) cannot be completed for ", p, " ranks"));
     if (any_free) {
       auto chosen = impl::choose_grid(std::vector<index_t>(shape.begin(), shape.end()), p, fixed,
                                       std::vector<int>(halo.begin(), halo.end()),
@@ -105,10 +103,9 @@ Distribution<N>::Distribution(const Comm& comm, const index_type& shape, const i
     if (halo[d] == 0 || !has_neighbors || shape[d] == 0) continue;
     const index_t smallest = shape[d] / dims[d];
     if (smallest < halo[d])
-      throw Error(impl::str(fn, ": halo width ", halo[d], " on axis ", d, " is wider than the smallest block there (",
-                            smallest, " of ", shape[d], " indices over ", dims[d],
-                            " ranks); use fewer ranks along that axis or a narrower halo"),
-                  true);
+      throw Error::replicated(impl::str(
+          fn, ": halo width ", halo[d], " on axis ", d, " is wider than the smallest block there (", smallest, " of ",
+          shape[d], " indices over ", dims[d], " ranks); use fewer ranks along that axis or a narrower halo"));
   }
 
   auto data = std::make_shared<Data>(Data{comm, shape, dims, halo, periodic, {}, {}});

@@ -23,7 +23,7 @@
 #include "spmd/impl/expr_nodes.hpp"
 #include "spmd/impl/kernels.hpp"
 #include "spmd/impl/region_plan.hpp"
-#include "spmd/impl/testing.hpp"
+#include "spmd/impl/forms.hpp"
 
 namespace spmd::impl {
 
@@ -222,8 +222,9 @@ template <Combine C, class Acc>
 [[noreturn]] void fail_reduction(const Comm& comm, const std::string& error) {
   Acc identity;
   Rule<C, Acc>::init(identity);
-  combine_ranks<C, Acc>(comm, identity, error);
-  throw Error(error, true);  // not reached: combine_ranks throws
+  const std::string what = error.empty() ? std::string("spmd::reduce: error") : error;
+  combine_ranks<C, Acc>(comm, identity, what);
+  throw Error(what);  // not reached: with a message, combine_ranks throws the agreed error
 }
 
 // ---- classification and the cache of moves ------------------------------------------------------
@@ -431,11 +432,10 @@ template <class To, int No, int M, class Mem, class Td, int Nd, class Name>
 Access classify(const char* fn, const ArrayView<To, M, No, Mem>& o, const Array<Td, Nd, Mem>& tp,
                 const Selection<Nd, M>& ts, const Name& target_name) {
   const auto& op = o.parent();
-  if (op.is_null()) throw Error(str(fn, ": operand is a null array"), true);
+  if (op.is_null()) throw Error::replicated(str(fn, ": operand is a null array"));
   if (!congruent(op.comm(), tp.comm()))
-    throw Error(str(fn, ": operand ", o.describe(), " lives on another communicator than ", target_name(),
-                    " (use spmd::redistribute to move it first)"),
-                true);
+    throw Error::replicated(str(fn, ": operand ", o.describe(), " lives on another communicator than ", target_name(),
+                                " (use spmd::redistribute to move it first)"));
   if constexpr (No != Nd) {
     return Access::moved;
   } else {
@@ -452,12 +452,12 @@ Access classify(const char* fn, const ArrayView<To, M, No, Mem>& o, const Array<
       const index_t reach = delta < 0 ? -delta : delta;
       const int h = op.halo()[a];
       if (os.map[a] >= 0 && h > 0 && reach > h)
-        throw Error(str(fn, ": operand ", o.describe(), " reads '", op.label(), "' shifted by ", delta, " along axis ",
-                        a, " relative to ", target_name(), ", but the halo of '", op.label(), "' is ", h,
-                        " wide there: widen the halo (spmd::halo), or give '", op.label(), "' no halo along axis ", a,
-                        " to have the operand moved automatically (halo reads read "
-                        "what the halo holds: call exchange_halo() first)"),
-                    true);
+        throw Error::replicated(str(fn, ": operand ", o.describe(), " reads '", op.label(), "' shifted by ", delta,
+                                    " along axis ", a, " relative to ", target_name(), ", but the halo of '",
+                                    op.label(), "' is ", h, " wide there: widen the halo (spmd::halo), or give '",
+                                    op.label(), "' no halo along axis ", a,
+                                    " to have the operand moved automatically (halo reads read "
+                                    "what the halo holds: call exchange_halo() first)"));
       if (reach > h) moved = true;  // no halo along a kept axis, or another plane of a dropped axis
     }
     if (moved || !op.distribution().same_layout(tp.distribution()) || !(op.comm() == tp.comm())) return Access::moved;
@@ -500,7 +500,7 @@ void launch_lagged(const Exec& exec, ExprState<T, Mem>& st, const DstDev<T, M>& 
     k.lag = reach;
   }
   const index_t conc = static_cast<index_t>(exec.concurrency());
-  const index_t want = testing::knobs().bands > 0 ? testing::knobs().bands : conc;
+  const index_t want = forms<Mem>().bands > 0 ? forms<Mem>().bands : conc;
   k.nbands = std::max<index_t>(1, std::min(want, k.nunits));
   const auto need = static_cast<std::size_t>(k.nbands * (3 * k.lag + 1) * k.unit);
   if (st.lagged.extent(0) < need)
@@ -521,18 +521,18 @@ void launch_lagged(const Exec& exec, ExprState<T, Mem>& st, const DstDev<T, M>& 
     run(k);
 }
 
-/// dst = src in place on a 2-D box by the one-pass tiled form (TiledAssign) on `exec`, when the
-/// reaches are within its limits (at most 4 rows and 32 columns); false otherwise, and when the
-/// testing knob untiled_alias asks for the buffered form: the caller then buffers. Local.
+/// dst = src in place on a 2-D box by the one-pass tiled form (TiledAssign) on `exec`, when
+/// `forms` asks for it and the reaches are within its limits (at most 4 rows and 32 columns);
+/// false otherwise: the caller then buffers (the default form, measured faster). Local.
 template <class Exec, class T, class Mem, class Src, int M>
-bool launch_tiled(const Exec& exec, ExprState<T, Mem>& st, const DstDev<T, M>& dst, const Src& src, const Box<M>& box,
-                  const index_t reach, const index_t reach_last, const char* label) {
+bool launch_tiled(const Exec& exec, const Forms& forms, ExprState<T, Mem>& st, const DstDev<T, M>& dst, const Src& src,
+                  const Box<M>& box, const index_t reach, const index_t reach_last, const char* label) {
   if constexpr (M != 2) {
-    (void)exec, (void)st, (void)dst, (void)src, (void)box, (void)reach, (void)reach_last, (void)label;
+    (void)exec, (void)forms, (void)st, (void)dst, (void)src, (void)box, (void)reach, (void)reach_last, (void)label;
     return false;
   } else {
     constexpr index_t max_lag = 4, max_creach = 32;
-    if (reach > max_lag || reach_last > max_creach || testing::knobs().untiled_alias) return false;
+    if (!forms.tiled_alias || reach > max_lag || reach_last > max_creach) return false;
     using K = TiledAssign<DstDev<T, 2>, Src>;
     K k{dst, src, box.extent(0), box.extent(1), reach, reach_last, 0, 0, 0, 0, nullptr, false};
     const bool host = host_accessible<Mem>();
@@ -543,7 +543,7 @@ bool launch_tiled(const Exec& exec, ExprState<T, Mem>& st, const DstDev<T, M>& d
     k.width = host ? std::min<index_t>(8, k.cols) : team;
     k.tiles = (k.cols + k.width - 1) / k.width;
     if (host) {
-      const index_t bands = testing::knobs().bands > 0 ? testing::knobs().bands : 3;
+      const index_t bands = forms.bands > 0 ? forms.bands : 3;
       k.band = std::max<index_t>(1, (k.rows + bands - 1) / bands);
     } else {
       // enough tiles to fill the GPU (about 2048), bands of 8 to 64 rows, whole steps of rows
@@ -578,15 +578,13 @@ Access classify_broadcast(const char* fn, const ArrayView<To, Mo, No, Mem>& o, c
                           const std::common_type_t<Index<M>>& tshape, const Name& target_name) {
   static_assert(Mo <= M, "spmd: an operand has more axes than the expression");
   const auto& op = o.parent();
-  if (op.is_null()) throw Error(str(fn, ": operand is a null array"), true);
+  if (op.is_null()) throw Error::replicated(str(fn, ": operand is a null array"));
   if (!congruent(op.comm(), tp.comm()))
-    throw Error(str(fn, ": operand ", o.describe(), " lives on another communicator than ", target_name(),
-                    " (use spmd::redistribute to move it first)"),
-                true);
+    throw Error::replicated(str(fn, ": operand ", o.describe(), " lives on another communicator than ", target_name(),
+                                " (use spmd::redistribute to move it first)"));
   if (!broadcasts_to(o.shape(), tshape))
-    throw Error(str(fn, ": operand ", o.describe(), " of shape ", np_shape_str(o.shape()),
-                    " does not broadcast to the shape ", np_shape_str(tshape), " of ", target_name()),
-                true);
+    throw Error::replicated(str(fn, ": operand ", o.describe(), " of shape ", np_shape_str(o.shape()),
+                                " does not broadcast to the shape ", np_shape_str(tshape), " of ", target_name()));
   return Access::broadcast;
 }
 
@@ -694,7 +692,7 @@ void assign_expr(const Exec& exec, const ArrayView<Td, M, Nd, Mem>& dst, const E
                  ExprState<Td, Mem>* state = nullptr, const char* label = nullptr) {
   static_assert(E::rank <= M, "spmd::assign: the expression has more axes than the destination");
   const auto& tp = dst.parent();
-  if (tp.is_null()) throw Error(str(fn, ": the destination is a null array"), true);
+  if (tp.is_null()) throw Error::replicated(str(fn, ": the destination is a null array"));
   // NumPy's `dst[...] = e`: e's shape broadcasts to the destination's (a row (m,) into (n, m)
   // is stretched along axis 0); the destination is never broadcast.
   bool stretched = false;
@@ -704,9 +702,8 @@ void assign_expr(const Exec& exec, const ArrayView<Td, M, Nd, Mem>& dst, const E
     else
       stretched = true;
     if (stretched && !broadcasts_to(e.shape(), dst.shape()))
-      throw Error(str(fn, ": could not broadcast the expression of shape ", np_shape_str(e.shape()),
-                      " into destination ", dst.describe(), " of shape ", np_shape_str(dst.shape())),
-                  true);
+      throw Error::replicated(str(fn, ": could not broadcast the expression of shape ", np_shape_str(e.shape()),
+                                  " into destination ", dst.describe(), " of shape ", np_shape_str(dst.shape())));
   }
   (void)stretched;
   ExprState<Td, Mem>& st = state ? *state : expr_state(tp);
@@ -733,15 +730,16 @@ void assign_expr(const Exec& exec, const ArrayView<Td, M, Nd, Mem>& dst, const E
   }
   if (box.empty()) return;
   // The destination's storage is read at other positions. On the host: in place, a few units
-  // behind (LaggedAssign); on a device: in place by tiles of a 2-D box (TiledAssign), else into a
-  // buffer, then copied back.
+  // behind (LaggedAssign); on a device: into a buffer, then copied back, or (Forms::tiled_alias)
+  // in place by tiles of a 2-D box (TiledAssign).
+  const Forms forms_here = forms<typename Exec::memory_space>();
   if constexpr (host_accessible<typename Exec::memory_space>()) {
-    if (!testing::knobs().buffered_alias) {
+    if (!forms_here.device_alias) {
       launch_lagged(exec, st, out, src, box, alias.reach, contiguous(b, d.coef), label);
       return;
     }
   }
-  if (launch_tiled(exec, st, out, src, box, alias.reach, alias.reach_last, label)) return;
+  if (launch_tiled(exec, forms_here, st, out, src, box, alias.reach, alias.reach_last, label)) return;
   const auto n = static_cast<std::size_t>(box.size());
   if (st.scratch.extent(0) < n)
     st.scratch = Kokkos::View<Td*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::expr::scratch"), n);
@@ -757,7 +755,7 @@ void assign_expr(const Exec& exec, const ArrayView<Td, M, Nd, Mem>& dst, const E
 template <class Exec, class E, class Anchor, class Run>
 auto bind_to_anchor(const Exec& exec, const char* fn, const E& e, const Anchor& anchor, const Run& run) {
   const auto& tp = anchor.parent();
-  if (tp.is_null()) throw Error(str(fn, ": operand is a null array"), true);
+  if (tp.is_null()) throw Error::replicated(str(fn, ": operand is a null array"));
   const Box<Anchor::rank> box = anchor.owned();
   Alias alias;
   auto& st = expr_state(tp);
@@ -803,7 +801,7 @@ auto bind_for_reduction(const Exec& exec, const char* fn, const E& e, const Run&
   };
   visit_terminals(e, try_one);
   if (!found) {
-    if (first.parent().is_null()) throw Error(str(fn, ": operand is a null array"), true);
+    if (first.parent().is_null()) throw Error::replicated(str(fn, ": operand is a null array"));
     const Array<char, M, Mem> layout(Distribution<M>(first.comm(), e.shape()), Label{"spmd::reduce::layout"},
                                      Init::none);
     if constexpr (none) {
@@ -821,9 +819,8 @@ auto bind_for_reduction(const Exec& exec, const char* fn, const E& e, const Run&
 template <class E>
 void require_nonempty_expr(const char* fn, const E& e) {
   if (expr_size(e) == 0)
-    throw Error(str(fn, ": zero-size operand (shape ", shape_str(e.shape()), ") has no ", fn + 6,
-                    " (the reduction has no identity)"),
-                true);
+    throw Error::replicated(str(fn, ": zero-size operand (shape ", shape_str(e.shape()), ") has no ", fn + 6,
+                                " (the reduction has no identity)"));
 }
 
 /// The communicator of a reduction's operand; a null operand is an error (on the ranks that
@@ -831,7 +828,7 @@ void require_nonempty_expr(const char* fn, const E& e) {
 template <class E>
 const Comm& reduction_comm(const char* fn, const E& e) {
   const auto& tp = first_terminal(e).parent();
-  if (tp.is_null()) throw Error(str(fn, ": operand is a null array"), true);
+  if (tp.is_null()) throw Error::replicated(str(fn, ": operand is a null array"));
   return tp.comm();
 }
 
@@ -892,7 +889,7 @@ auto with_product(const char* fn, const A& a, const B& b, const Fail& fail, cons
   }
   if (!e) {
     fail(error);
-    throw Error(error, true);  // not reached: fail throws the agreed error
+    throw Error(error);  // not reached: fail throws the agreed error
   }
   return f(*e);
 }

@@ -274,7 +274,7 @@ Index<R> broadcast_shape(const char* fn, const X&... x) {
       if constexpr (std::decay_t<decltype(e)>::rank > 0) shapes += " " + np_shape_str(e.shape());
     };
     (name(x), ...);
-    throw Error(str("spmd::", fn, ": operands could not be broadcast together with shapes", shapes), true);
+    throw Error::replicated(str("spmd::", fn, ": operands could not be broadcast together with shapes", shapes));
   }
   return shape;
 }

@@ -46,9 +46,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "spmd/impl/forms.hpp"
 #include "spmd/impl/ndrange.hpp"
 #include "spmd/impl/select.hpp"
-#include "spmd/impl/testing.hpp"
 #include "spmd/types.hpp"
 
 namespace spmd::impl {
@@ -92,13 +92,13 @@ struct BoxItems {
       it.points *= it.ext[d];
     }
     it.chunk = 1;
-    const auto& knobs = testing::knobs();
-    if (host_accessible<typename Exec::memory_space>() && !knobs.point_items) {
+    const Forms forms_here = forms<typename Exec::memory_space>();
+    if (!forms_here.point_items) {
       const index_t n = it.ext[M - 1];
       it.chunk = n < host_chunk ? (n > 0 ? n : 1) : host_chunk;
       it.chunks = (n + it.chunk - 1) / it.chunk;
-    } else if (multi && it.points >= (knobs.multi_points > 0 ? knobs.multi_points : multi_min)) {
-      if (M >= 2 && it.ext[M - 1] >= (knobs.column_min > 0 ? knobs.column_min : column_min))
+    } else if (multi && it.points >= (forms_here.multi_points > 0 ? forms_here.multi_points : multi_min)) {
+      if (M >= 2 && it.ext[M - 1] >= (forms_here.column_min > 0 ? forms_here.column_min : column_min))
         it.blocks = (it.ext[M < 2 ? 0 : M - 2] + per_column - 1) / per_column;
       else
         it.step = (it.points + per_item - 1) / per_item;

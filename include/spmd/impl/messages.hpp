@@ -120,9 +120,9 @@ class MessagePlan {
   /// exceed MPI's int count of bytes (the verdict uses the agreed largest message). Local.
   void reserve(int width) {
     if (static_cast<double>(largest_) * width * static_cast<double>(sizeof(T)) > static_cast<double>(INT_MAX))
-      throw Error(str(fn_, ": a message of ", largest_, " points x ", width,
-                      " elements is larger than MPI's int count of bytes (use more ranks or fewer arrays at once)"),
-                  true);
+      throw Error::replicated(
+          str(fn_, ": a message of ", largest_, " points x ", width,
+              " elements is larger than MPI's int count of bytes (use more ranks or fewer arrays at once)"));
     width_ = width;
     if (width <= capacity_) return;
     capacity_ = width;
@@ -152,6 +152,20 @@ class MessagePlan {
   bool staged() const { return staged_; }
   /// True when this rank sends or receives anything. Local.
   bool has_messages() const { return !sends_.empty() || !recvs_.empty(); }
+
+  /// Hand an exchange left in flight (started, not waited for) to impl::park without
+  /// communicating: the MPI requests and this plan's buffers (`self`, which must own this plan)
+  /// are kept until MPI completes them; NCCL's and ipc's work, queued on a stream and matched by
+  /// the peers' own, is kept to the end of the process. The plan must not be used again. Local.
+  static void park_in_flight(std::shared_ptr<MessagePlan> self) noexcept {
+    std::vector<MPI_Request> pending;
+    const bool streams = self->backend_ != Backend::mpi || self->ipc_ != nullptr;
+    try {
+      if (!streams) pending = std::move(self->requests_);
+    } catch (...) {
+    }
+    park(std::move(pending), std::move(self), streams);
+  }
 
   /// After packing send_buffer() on `exec`: MPI: copy to staging if needed, fence `exec`, post
   /// one MPI_Irecv per receive and one MPI_Isend per send. NCCL: one grouped exchange on exec's

@@ -91,6 +91,22 @@ std::string format(const std::vector<SummaryRow>& rows, int ranks, double elapse
 
 namespace spmd::impl {
 
+/// Counts of plans the library made, for tests that check a cache is used (a plan built once and
+/// reused; spmd::testing::counters() reads them). Local, not thread-safe.
+struct PlanCounts {
+  /// Broadcast plans built (impl::BroadcastPlan: one per broadcast operand of an expression
+  /// shape, destination and operand slice; repeated evaluations reuse it).
+  long broadcast_plans = 0;
+  /// Points of broadcast operands this rank's plans bring per evaluation (the sizes of the
+  /// parts it reads, summed over the plans built).
+  long broadcast_points = 0;
+};
+/// The process-wide plan counts. Local.
+inline PlanCounts& plan_counts() {
+  static PlanCounts c;
+  return c;
+}
+
 /// Tag of Region's constructor for a kernel's own name (see Region).
 struct KernelName {};
 

@@ -252,7 +252,7 @@ void RegionPlan<T, N, M, Mem, ND>::build(const Selection<N, M>& sel, const Selec
   };
   if (err.empty()) check_selection(sel, sshape, "source");
   if (err.empty() && extent) check_selection(dsel, dshape, "destination");
-  if (!err.empty()) throw Error(err, true);
+  if (!err.empty()) throw Error::replicated(err);
 
   // ---- geometry: one box of destination indices per ordered pair of ranks
   Kokkos::Array<index_t, N> sstride{};
@@ -326,15 +326,13 @@ template <class T, int N, int M, class Mem, int ND>
 void RegionPlan<T, N, M, Mem, ND>::apply(const execution_space& exec, const dst_array& dst,
                                          const src_array& src) const {
   if (!from_.is_null() && src.distribution() != from_)
-    throw Error(str(fn_, ": source array '", src.label(), "' has distribution (",
-                    src.is_null() ? std::string("null") : src.distribution().describe(),
-                    ") but the plan was built for (", from_.describe(), ")"),
-                true);
+    throw Error::replicated(str(fn_, ": source array '", src.label(), "' has distribution (",
+                                src.is_null() ? std::string("null") : src.distribution().describe(),
+                                ") but the plan was built for (", from_.describe(), ")"));
   if (!to_.is_null() && dst.distribution() != to_)
-    throw Error(str(fn_, ": destination array '", dst.label(), "' has distribution (",
-                    dst.is_null() ? std::string("null") : dst.distribution().describe(),
-                    ") but the plan was built for (", to_.describe(), ")"),
-                true);
+    throw Error::replicated(str(fn_, ": destination array '", dst.label(), "' has distribution (",
+                                dst.is_null() ? std::string("null") : dst.distribution().describe(),
+                                ") but the plan was built for (", to_.describe(), ")"));
   FieldPtrs<const T> s{};
   FieldPtrs<T> d{};
   s[0] = src.local_with_halo().data();

@@ -126,7 +126,7 @@ SortedPiece<T> sample_sort(const Exec& exec, const char* fn, const Array<T, 1, M
       for (index_t i = 0; i < c; ++i) mine[static_cast<std::size_t>(i)] = Item{keys(i), lo + i};
       std::sort(mine.begin(), mine.end(), SortLess<T>{});
     } catch (const std::bad_alloc&) {
-      throw Error(str(fn, ": out of host memory for ", c, " keys on rank ", comm.rank()), true);
+      throw Error(str(fn, ": out of host memory for ", c, " keys on rank ", comm.rank()));
     }
   });
   if (p == 1) return piece;
@@ -200,7 +200,7 @@ SortedPiece<T> sample_sort(const Exec& exec, const char* fn, const Array<T, 1, M
                     sizeof(Item) * static_cast<std::size_t>(recv_total));
       merge_runs(mine, starts);
     } catch (const std::bad_alloc&) {
-      throw Error(str(fn, ": out of host memory for ", recv_total, " keys on rank ", comm.rank()), true);
+      throw Error(str(fn, ": out of host memory for ", recv_total, " keys on rank ", comm.rank()));
     }
   });
   return piece;
@@ -268,7 +268,7 @@ auto sort_array(const Exec& exec, const char* fn, const char* label, const Array
                 "spmd::sort / spmd::argsort: keys must be of an arithmetic type other than bool (astype<int> first)");
   static_assert(Kokkos::SpaceAccessibility<Exec, Mem>::accessible,
                 "spmd::sort: the execution space instance must be able to access the array");
-  if (x.is_null()) throw Error(str(fn, ": operand is a null array"), true);
+  if (x.is_null()) throw Error::replicated(str(fn, ": operand is a null array"));
   const Region region(label);
   const SortedPiece<T> piece = sample_sort(exec, fn, x);
   const auto v = piece_values<Keys>(piece);
@@ -282,7 +282,7 @@ template <class Exec, class T, class Mem>
 Array<T, 1, Mem> unique_array(const Exec& exec, const char* fn, const Array<T, 1, Mem>& x) {
   static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>,
                 "spmd::unique: keys must be of an arithmetic type other than bool (astype<int> first)");
-  if (x.is_null()) throw Error(str(fn, ": operand is a null array"), true);
+  if (x.is_null()) throw Error::replicated(str(fn, ": operand is a null array"));
   const Region region("spmd::sort::unique");
   const Comm& comm = x.comm();
   const SortedPiece<T> piece = sample_sort(exec, fn, x);

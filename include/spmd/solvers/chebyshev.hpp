@@ -141,26 +141,24 @@ class Chebyshev {
     const char* fn = "spmd::solvers::chebyshev";
     if (opts.degree < 1 || opts.eig_steps < 1 || !(opts.safety >= 1) || !(opts.lower_ratio >= 0) ||
         !(opts.lower_ratio < 1) || !(opts.lambda_min >= 0) || !(opts.lambda_max >= 0))
-      throw Error(spmd::impl::str(fn, ": degree (", opts.degree, ") and eig_steps (", opts.eig_steps,
-                                  ") must be at least 1, safety (", opts.safety, ") at least 1, lower_ratio (",
-                                  opts.lower_ratio, ") in [0, 1), lambda_min (", opts.lambda_min, ") and lambda_max (",
-                                  opts.lambda_max, ") not negative"),
-                  true);
+      throw Error::replicated(spmd::impl::str(
+          fn, ": degree (", opts.degree, ") and eig_steps (", opts.eig_steps, ") must be at least 1, safety (",
+          opts.safety, ") at least 1, lower_ratio (", opts.lower_ratio, ") in [0, 1), lambda_min (", opts.lambda_min,
+          ") and lambda_max (", opts.lambda_max, ") not negative"));
     if (o_.jacobi) {
       if constexpr (has_diagonal_v<Operator>) {
         dinv_ = A.make_vector("spmd::solvers::chebyshev::dinv");
         const bool positive = impl::inverse_diagonal(exec, A, dinv_, fn);
         if (o_.symmetric && !positive)
-          throw Error(
+          throw Error::replicated(
               spmd::impl::str(fn, ": the operator's diagonal has negative entries: the Lanczos estimate in ",
                               "the diag(A) inner product needs a positive one (ChebyshevOptions::jacobi = false, ",
-                              "or symmetric = false)"),
-              true);
+                              "or symmetric = false)"));
       } else {
-        throw Error(spmd::impl::str(fn,
-                                    ": ChebyshevOptions::jacobi needs an operator with diagonal() (or jacobi = "
-                                    "false)"),
-                    true);
+        throw Error::replicated(
+            spmd::impl::str(fn,
+                            ": ChebyshevOptions::jacobi needs an operator with diagonal() (or jacobi = "
+                            "false)"));
       }
     }
     if (opts.lambda_min > 0 && opts.lambda_max > 0) {
@@ -172,10 +170,9 @@ class Chebyshev {
       power(exec);
     }
     if (!(lo_ > 0) || !(hi_ > lo_) || !std::isfinite(hi_))
-      throw Error(spmd::impl::str(fn, ": the interval [", lo_, ", ", hi_,
-                                  "] of the polynomial is not positive (the estimate found ", est_lo_, " .. ", est_hi_,
-                                  "): the preconditioner needs an operator whose scaled spectrum is positive"),
-                  true);
+      throw Error::replicated(spmd::impl::str(
+          fn, ": the interval [", lo_, ", ", hi_, "] of the polynomial is not positive (the estimate found ", est_lo_,
+          " .. ", est_hi_, "): the preconditioner needs an operator whose scaled spectrum is positive"));
   }
   /// On a default instance. Collective.
   explicit Chebyshev(const Operator& A, const ChebyshevOptions& opts = {}) : Chebyshev(execution_space(), A, opts) {}
@@ -281,7 +278,7 @@ class Chebyshev {
       std::swap(q, u);
     }
     for (double a : alpha)
-      if (!std::isfinite(a)) throw Error("spmd::solvers::chebyshev: the Lanczos estimate is not finite", true);
+      if (!std::isfinite(a)) throw Error::replicated("spmd::solvers::chebyshev: the Lanczos estimate is not finite");
     const auto ext = impl::tridiagonal_extremes(alpha, beta);
     est_lo_ = ext.first;
     est_hi_ = ext.second;

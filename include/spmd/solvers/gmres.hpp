@@ -100,9 +100,11 @@ class Gmres : public KrylovBase<Gmres<Operator, Flexible>, Operator> {
       }
     }
     kern_ = BasisKernels<vector_type>(V_[0]);
-    for (const auto& v : V_) kern_.check(name, v);
-    for (const auto& z : Z_) kern_.check(name, z);
-    kern_.check(name, w_);
+    spmd::impl::agree(V_[0].comm(), [&] {  // the layouts are this rank's: agreed
+      for (const auto& v : V_) kern_.check(name, v);
+      for (const auto& z : Z_) kern_.check(name, z);
+      kern_.check(name, w_);
+    });
     const auto mm = static_cast<std::size_t>(m_);
     r_.assign(mm * mm, value_type(0));
     cs_.assign(mm, value_type(0));
@@ -130,9 +132,8 @@ class Gmres : public KrylovBase<Gmres<Operator, Flexible>, Operator> {
   static void check_options(const char* fn, const SolverOptions& opts) {
     Base::check_options(fn, opts);
     if (opts.reproducible)
-      throw Error(spmd::impl::str("spmd::solvers::", fn,
-                                  ": SolverOptions::reproducible is not supported (use cg, pipelined_cg or bicgstab)"),
-                  true);
+      throw Error::replicated(spmd::impl::str(
+          "spmd::solvers::", fn, ": SolverOptions::reproducible is not supported (use cg, pipelined_cg or bicgstab)"));
   }
 
   /// Bind b and x; r = b - A x starts the first cycle. Returns true when nothing is left to do.

@@ -99,10 +99,9 @@ class BlockIlu {
     double bad = static_cast<double>(zero_pivots_);
     bad = A.comm().allreduce(bad, spmd::Op::sum);
     if (bad > 0)
-      throw Error(spmd::impl::str(fn, ": ILU(", opts.fill_level, ") met ", bad,
-                                  " zero or non-finite pivots (the diagonal blocks of '", A.label(),
-                                  "' have no incomplete LU factorisation)"),
-                  true);
+      throw Error::replicated(spmd::impl::str(fn, ": ILU(", opts.fill_level, ") met ", bad,
+                                              " zero or non-finite pivots (the diagonal blocks of '", A.label(),
+                                              "' have no incomplete LU factorisation)"));
   }
   /// On a default instance. Collective.
   explicit BlockIlu(const matrix_type& A, const IluOptions& opts = {}) : BlockIlu(execution_space(), A, opts) {}
@@ -167,8 +166,7 @@ class BlockIlu {
                                   ih->get_num_levels(), " levels of up to ", ih->get_level_maxrows(),
                                   " rows) would allocate a work array of ", work,
                                   " bytes, more than IluOptions::", "max_work_bytes (", opts_.max_work_bytes,
-                                  "): use more ranks or another preconditioner"),
-                  true);
+                                  "): use more ranks or another preconditioner"));
     levels_ = static_cast<int>(ih->get_num_levels());
     Kokkos::resize(lcol, ih->get_nnzL());
     Kokkos::resize(ucol, ih->get_nnzU());

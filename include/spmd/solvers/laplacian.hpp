@@ -168,16 +168,14 @@ class Laplacian {
   explicit Laplacian(const Distribution<N>& dist, Exchange exchange = Exchange::overlapped)
       : dist_(dist), exchange_(exchange) {
     const char* fn = "spmd::solvers::Laplacian";
-    if (dist.is_null()) throw Error(spmd::impl::str(fn, ": null distribution"), true);
+    if (dist.is_null()) throw Error::replicated(spmd::impl::str(fn, ": null distribution"));
     for (int d = 0; d < N; ++d) {
       if (dist.halo()[d] < 1)
-        throw Error(
-            spmd::impl::str(fn, ": the distribution (", dist.describe(), ") needs a halo of at least 1 on every axis"),
-            true);
+        throw Error::replicated(
+            spmd::impl::str(fn, ": the distribution (", dist.describe(), ") needs a halo of at least 1 on every axis"));
       if (dist.periodic()[d])
-        throw Error(spmd::impl::str(fn, ": the distribution (", dist.describe(),
-                                    ") has a periodic axis; the operator is the Dirichlet Laplacian"),
-                    true);
+        throw Error::replicated(spmd::impl::str(fn, ": the distribution (", dist.describe(),
+                                                ") has a periodic axis; the operator is the Dirichlet Laplacian"));
     }
   }
   /// The operator on a new distribution of `shape` with halo 1 (options: grid(...), label(...),
@@ -228,17 +226,15 @@ class Laplacian {
   void check(const char* fn, const vector_type& x, const vector_type& y) const {
     for (const vector_type* v : {&x, &y})
       if (!v->distribution().same_layout(dist_))
-        throw Error(spmd::impl::str(fn, ": array '", v->label(), "' (", v->distribution().describe(),
-                                    ") is not distributed like the operator (", dist_.describe(), ")"),
-                    true);
+        throw Error::replicated(spmd::impl::str(fn, ": array '", v->label(), "' (", v->distribution().describe(),
+                                                ") is not distributed like the operator (", dist_.describe(), ")"));
     for (int d = 0; d < N; ++d)
       if (x.halo()[d] < 1 || y.halo()[d] != x.halo()[d])
-        throw Error(spmd::impl::str(fn, ": x ('", x.label(), "', halo ", spmd::impl::shape_str(x.halo()), ") and y ('",
-                                    y.label(), "', halo ", spmd::impl::shape_str(y.halo()),
-                                    ") need one halo width of at least 1 on every axis"),
-                    true);
+        throw Error::replicated(spmd::impl::str(fn, ": x ('", x.label(), "', halo ", spmd::impl::shape_str(x.halo()),
+                                                ") and y ('", y.label(), "', halo ", spmd::impl::shape_str(y.halo()),
+                                                ") need one halo width of at least 1 on every axis"));
     if (x.local_with_halo().data() == y.local_with_halo().data() && x.local_with_halo().data() != nullptr)
-      throw Error(spmd::impl::str(fn, ": x and y are the same array '", x.label(), "'"), true);
+      throw Error::replicated(spmd::impl::str(fn, ": x and y are the same array '", x.label(), "'"));
   }
 
   void interior(const execution_space& exec, const vector_type& x, const vector_type& y) const {

@@ -166,11 +166,11 @@ class Multigrid {
     const char* fn = "spmd::solvers::multigrid";
     if (opts.smoothing_steps < 1 || opts.max_levels < 1 || opts.coarse_points < 1 || opts.gather_points < 0 ||
         !(opts.chebyshev_ratio > 0 && opts.chebyshev_ratio < 1) || !(opts.jacobi_weight >= 0 && opts.jacobi_weight < 2))
-      throw Error(spmd::impl::str(fn, ": smoothing_steps (", opts.smoothing_steps, "), max_levels (", opts.max_levels,
-                                  ") and coarse_points (", opts.coarse_points, ") must be at least 1, gather_points (",
-                                  opts.gather_points, ") not negative, chebyshev_ratio (", opts.chebyshev_ratio,
-                                  ") in (0, 1), jacobi_weight (", opts.jacobi_weight, ") in [0, 2)"),
-                  true);
+      throw Error::replicated(spmd::impl::str(fn, ": smoothing_steps (", opts.smoothing_steps, "), max_levels (",
+                                              opts.max_levels, ") and coarse_points (", opts.coarse_points,
+                                              ") must be at least 1, gather_points (", opts.gather_points,
+                                              ") not negative, chebyshev_ratio (", opts.chebyshev_ratio,
+                                              ") in (0, 1), jacobi_weight (", opts.jacobi_weight, ") in [0, 2)"));
     if (o_.jacobi_weight == 0) o_.jacobi_weight = 2.0 * N / (2.0 * N + 1.0);
     std::array<int, N> dims{};
     for (int d = 0; d < N; ++d) dims[d] = L.distribution().dims()[d];
@@ -205,10 +205,9 @@ class Multigrid {
       n = nc;
     }
     if (points(n) > max_direct)
-      throw Error(spmd::impl::str(fn, ": the coarsest level (", spmd::impl::shape_str(n), ", ", points(n),
-                                  " points) is larger than the direct solve takes (", max_direct,
-                                  "): a grid this elongated stops the full coarsening early"),
-                  true);
+      throw Error::replicated(spmd::impl::str(fn, ": the coarsest level (", spmd::impl::shape_str(n), ", ", points(n),
+                                              " points) is larger than the direct solve takes (", max_direct,
+                                              "): a grid this elongated stops the full coarsening early"));
     if (gather_ > 0) make_gather_plans();
     factor_coarsest();
     (void)exec;

@@ -237,12 +237,11 @@ class Progress {
         reason == Reason::converged_rtol || reason == Reason::converged_atol || reason == Reason::zero_rhs;
     if (opts_.monitor > 0 && !reported) report(iteration, rnorm);
     if (!result_.converged && opts_.on_failure == OnFailure::throw_error)
-      throw Error(
-          spmd::impl::str("spmd::solvers::", solver_, ": no convergence: ", to_string(reason), " after ", iteration,
-                          " iterations (||r|| ", rnorm, ", ||r||/||b|| ", relative(rnorm), ", ||b - A x|| ", true_rnorm,
-                          ", rtol ", opts_.rtol, ", atol ", opts_.atol, ", max_iters ", opts_.max_iters, ", ",
-                          comm.size(), " ranks)", result_.detail.empty() ? "" : ": ", result_.detail),
-          true);
+      throw Error::replicated(spmd::impl::str("spmd::solvers::", solver_, ": no convergence: ", to_string(reason),
+                                              " after ", iteration, " iterations (||r|| ", rnorm, ", ||r||/||b|| ",
+                                              relative(rnorm), ", ||b - A x|| ", true_rnorm, ", rtol ", opts_.rtol,
+                                              ", atol ", opts_.atol, ", max_iters ", opts_.max_iters, ", ", comm.size(),
+                                              " ranks)", result_.detail.empty() ? "" : ": ", result_.detail));
   }
 
   bool stopped() const { return result_.reason != Reason::none; }

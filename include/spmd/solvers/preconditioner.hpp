@@ -103,7 +103,7 @@ class Preconditioner {
 
   /// z = M^-1 r on `exec`. Collective or Neighbour-collective (as the preconditioner held).
   void apply(const execution_space& exec, const Vector& r, const Vector& z) const {
-    if (!apply_) throw Error("spmd::solvers::Preconditioner::apply: no preconditioner", true);
+    if (!apply_) throw Error::replicated("spmd::solvers::Preconditioner::apply: no preconditioner");
     apply_(exec, r, z);
   }
   /// apply() on a default instance.
@@ -140,9 +140,8 @@ bool inverse_diagonal(const Exec& exec, const Op& A, const V& dinv, const std::s
   double counts[2] = {static_cast<double>(bad.v[0]), static_cast<double>(bad.v[1])};
   dinv.comm().allreduce(counts, 2, spmd::Op::sum);
   if (counts[0] > 0)
-    throw Error(
-        spmd::impl::str(fn, ": Jacobi: the operator's diagonal has ", counts[0], " zero, NaN or infinite entries"),
-        true);
+    throw Error::replicated(
+        spmd::impl::str(fn, ": Jacobi: the operator's diagonal has ", counts[0], " zero, NaN or infinite entries"));
   return counts[1] == 0;
 }
 

@@ -301,11 +301,10 @@ class CsrMatrix {
   void check_vector(const char* fn, const char* what, const vector_type& v, const Distribution<1>& d,
                     const char* side) const {
     if (!v.is_null() && v.distribution().same_layout(d)) return;
-    throw Error(impl::str(fn, ": ", what, " '", v.label(), "' (",
-                          v.is_null() ? std::string("a null array") : v.distribution().describe(),
-                          ") does not fit the ", side, " of matrix '", label_, "' (", nrows_, " x ", ncols_,
-                          "), which are distributed as (", d.describe(), ")"),
-                true);
+    throw Error::replicated(impl::str(fn, ": ", what, " '", v.label(), "' (",
+                                      v.is_null() ? std::string("a null array") : v.distribution().describe(),
+                                      ") does not fit the ", side, " of matrix '", label_, "' (", nrows_, " x ", ncols_,
+                                      "), which are distributed as (", d.describe(), ")"));
   }
 
   Distribution<1> rows_, cols_;

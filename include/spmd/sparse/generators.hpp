@@ -107,9 +107,9 @@ index_t grid_points(const Comm& comm, const Index<D>& shape, const char* fn) {
   index_t total = 1;
   spmd::impl::agree(comm, [&] {
     for (int d = 0; d < D; ++d) {
-      if (shape[d] < 0) throw Error(str(fn, ": grid extents ", shape_str(shape), " must not be negative"), true);
+      if (shape[d] < 0) throw Error(str(fn, ": grid extents ", shape_str(shape), " must not be negative"));
       if (shape[d] > 0 && total > std::numeric_limits<index_t>::max() / shape[d])
-        throw Error(str(fn, ": grid extents ", shape_str(shape), " overflow the index type"), true);
+        throw Error(str(fn, ": grid extents ", shape_str(shape), " overflow the index type"));
       total *= shape[d];
     }
   });

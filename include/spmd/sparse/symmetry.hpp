@@ -82,7 +82,8 @@ template <class T, class M>
 Asymmetry check_symmetric(const typename M::execution_space& exec, const CsrMatrix<T, M>& A, double rtol = 0.0) {
   const char* fn = "spmd::sparse::check_symmetric";
   if (A.rows() != A.cols())
-    throw Error(spmd::impl::str(fn, ": matrix '", A.label(), "' is ", A.rows(), " x ", A.cols(), ", not square"), true);
+    throw Error::replicated(
+        spmd::impl::str(fn, ": matrix '", A.label(), "' is ", A.rows(), " x ", A.cols(), ", not square"));
   const Comm& comm = A.comm();
   // Every rank must pass the same finite, non-negative rtol (or the verdicts could differ); a bad
   // one anywhere makes range[0] infinite everywhere.
@@ -90,10 +91,9 @@ Asymmetry check_symmetric(const typename M::execution_space& exec, const CsrMatr
   double range[2] = {r, -r};
   comm.allreduce(range, 2, spmd::Op::max);
   if (std::isinf(range[0]) || range[0] != -range[1])
-    throw Error(
+    throw Error::replicated(
         spmd::impl::str(fn, ": rtol must be the same finite, non-negative number on every rank (the ranks pass ",
-                        -range[1], " to ", range[0], ", inf for an invalid one)"),
-        true);
+                        -range[1], " to ", range[0], ", inf for an invalid one)"));
   spmd::impl::fence(exec, "spmd::sparse::check_symmetric");
   const auto& rows = A.row_distribution();
   const index_t lo = rows.owned().lo[0];
@@ -228,9 +228,8 @@ template <class T, class M>
 Asymmetry require_symmetric(const typename M::execution_space& exec, const CsrMatrix<T, M>& A, double rtol = 0.0) {
   const Asymmetry a = check_symmetric(exec, A, rtol);
   if (!a.symmetric)
-    throw Error(
-        spmd::impl::str("spmd::sparse::require_symmetric: matrix '", A.label(), "' is not symmetric: ", a.describe()),
-        true);
+    throw Error::replicated(
+        spmd::impl::str("spmd::sparse::require_symmetric: matrix '", A.label(), "' is not symmetric: ", a.describe()));
   return a;
 }
 /// require_symmetric() on a default instance. Collective.

@@ -219,8 +219,8 @@ class BasisKernels {
     }
   }
 
-  /// A collective spmd::Error unless `v` has this layout (a vector of the operator's
-  /// make_vector). Local.
+  /// A local spmd::Error unless `v` has this layout (a vector of the operator's make_vector):
+  /// the layout is this rank's block, so callers agree on it (impl::agree). Local.
   void check(const char* fn, const V& v) const {
     bool same = v.halo() == halo_;
     for (int d = 0; d < N && same; ++d)
@@ -228,8 +228,7 @@ class BasisKernels {
              static_cast<index_t>(v.local_with_halo().stride(d)) == at_.stride[d];
     if (!same)
       throw Error(spmd::impl::str(fn, ": the operator's make_vector gave vectors of different layouts ('", v.label(),
-                                  "' has halo ", spmd::impl::shape_str(v.halo()), ")"),
-                  true);
+                                  "' has halo ", spmd::impl::shape_str(v.halo()), ")"));
   }
 
   /// out[q] = this rank's v[q] . w (q < c), and out[c] = w . w when `norm`. Waits for the

@@ -43,15 +43,14 @@ class KrylovBase {
       : name_(name), exec_(exec), A_(A), progress_(name, opts), M_(std::move(M)), t_(A.make_vector(label("t"))) {
     check_options(name, opts);
     if (M_ && opts.precond != Precond::none)
-      throw Error(spmd::impl::str("spmd::solvers::", name, ": both SolverOptions::precond (", to_string(opts.precond),
-                                  ") and a preconditioner object (", M_.describe(), ") were given; give one"),
-                  true);
+      throw Error::replicated(spmd::impl::str("spmd::solvers::", name, ": both SolverOptions::precond (",
+                                              to_string(opts.precond), ") and a preconditioner object (", M_.describe(),
+                                              ") were given; give one"));
     if (opts.precond == Precond::jacobi) {
       if constexpr (!has_diagonal_v<Operator>)
-        throw Error(spmd::impl::str("spmd::solvers::", name,
-                                    ": Precond::jacobi needs an operator with "
-                                    "`void diagonal(const vector_type&) const`"),
-                    true);
+        throw Error::replicated(spmd::impl::str("spmd::solvers::", name,
+                                                ": Precond::jacobi needs an operator with "
+                                                "`void diagonal(const vector_type&) const`"));
       dinv_ = A.make_vector(label("dinv"));
     }
   }
@@ -60,17 +59,18 @@ class KrylovBase {
   static void check_options(const char* name, const SolverOptions& opts) {
     if (opts.max_iters < 0 || !(opts.rtol >= 0) || !(opts.atol >= 0) || !(opts.residual_slack >= 0) ||
         opts.replace_every < 0)
-      throw Error(spmd::impl::str("spmd::solvers::", name, ": max_iters (", opts.max_iters, "), rtol (", opts.rtol,
-                                  "), atol (", opts.atol, "), residual_slack (", opts.residual_slack,
-                                  ") and replace_every (", opts.replace_every, ") must not be negative"),
-                  true);
+      throw Error::replicated(spmd::impl::str("spmd::solvers::", name, ": max_iters (", opts.max_iters, "), rtol (",
+                                              opts.rtol, "), atol (", opts.atol, "), residual_slack (",
+                                              opts.residual_slack, ") and replace_every (", opts.replace_every,
+                                              ") must not be negative"));
     if (opts.restart < 1)
-      throw Error(spmd::impl::str("spmd::solvers::", name, ": restart (", opts.restart, ") must be at least 1"), true);
+      throw Error::replicated(
+          spmd::impl::str("spmd::solvers::", name, ": restart (", opts.restart, ") must be at least 1"));
     if (opts.precond != Precond::none && opts.precond != Precond::jacobi)
-      throw Error(spmd::impl::str("spmd::solvers::", name, ": SolverOptions::precond is ", to_string(opts.precond),
-                                  "; it takes none or jacobi (give other preconditioners as a Preconditioner object, "
-                                  "e.g. spmd::solvers::chebyshev(A))"),
-                  true);
+      throw Error::replicated(
+          spmd::impl::str("spmd::solvers::", name, ": SolverOptions::precond is ", to_string(opts.precond),
+                          "; it takes none or jacobi (give other preconditioners as a Preconditioner object, "
+                          "e.g. spmd::solvers::chebyshev(A))"));
   }
 
   /// Solve A x = b from the initial guess in x: setup(b, x), then step() until it stops.
@@ -117,10 +117,9 @@ class KrylovBase {
   /// spmd::Error when the object says it is not. Local.
   void require_symmetric_preconditioner() const {
     if (M_ && !M_.symmetric())
-      throw Error(spmd::impl::str("spmd::solvers::", name_, ": the preconditioner (", M_.describe(),
-                                  ") is not symmetric positive definite, which ", name_,
-                                  " needs: use gmres, fgmres or bicgstab"),
-                  true);
+      throw Error::replicated(spmd::impl::str("spmd::solvers::", name_, ": the preconditioner (", M_.describe(),
+                                              ") is not symmetric positive definite, which ", name_,
+                                              " needs: use gmres, fgmres or bicgstab"));
   }
 
   /// Bind b and x (checked against the operator's vectors, `like`) and compute the Jacobi
@@ -156,12 +155,12 @@ class KrylovBase {
   static const vector_type& find_vector(const char* fn, const SolverState<vector_type>& s, const std::string& name) {
     for (const auto& v : s.vectors)
       if (v.first == name) return v.second;
-    throw Error(spmd::impl::str(fn, ": the saved state has no vector '", name, "'"), true);
+    throw Error::replicated(spmd::impl::str(fn, ": the saved state has no vector '", name, "'"));
   }
   static double find_scalar(const char* fn, const SolverState<vector_type>& s, const std::string& name) {
     for (const auto& v : s.scalars)
       if (v.first == name) return v.second;
-    throw Error(spmd::impl::str(fn, ": the saved state has no scalar '", name, "'"), true);
+    throw Error::replicated(spmd::impl::str(fn, ": the saved state has no scalar '", name, "'"));
   }
   /// A named scalar of a saved state, or `fallback` when it has none. Local.
   static double find_scalar_or(const SolverState<vector_type>& s, const std::string& name, double fallback) {
@@ -181,13 +180,12 @@ class KrylovBase {
   /// Check a saved state's solver and preconditioner against this solver. Local.
   void check_state(const char* fn, const SolverState<vector_type>& s) const {
     if (s.solver != name_ || s.precond != precond())
-      throw Error(spmd::impl::str(fn, ": the saved state is of ", s.solver, " with precond ", to_string(s.precond),
-                                  ", this solver is ", name_, " with precond ", to_string(precond())),
-                  true);
+      throw Error::replicated(spmd::impl::str(fn, ": the saved state is of ", s.solver, " with precond ",
+                                              to_string(s.precond), ", this solver is ", name_, " with precond ",
+                                              to_string(precond())));
     if (s.iteration < 0 || s.iteration > progress_.options().max_iters)
-      throw Error(spmd::impl::str(fn, ": the saved state is at iteration ", s.iteration, ", outside 0..max_iters (",
-                                  progress_.options().max_iters, ")"),
-                  true);
+      throw Error::replicated(spmd::impl::str(fn, ": the saved state is at iteration ", s.iteration,
+                                              ", outside 0..max_iters (", progress_.options().max_iters, ")"));
   }
   /// Copy a saved vector into one of the solver's (unless it is that vector). Local.
   void restore_vector(const vector_type& dst, const vector_type& src) const {
@@ -218,13 +216,13 @@ class KrylovBase {
       // much L0 scratch memory"). Until those sums are split over kernels, say so plainly.
       if constexpr (!spmd::impl::host_accessible<typename execution_space::memory_space>())
         if (sizeof(spmd::impl::ExactSums<K>) * 32 > 48 * 1024)
-          throw Error(spmd::impl::str(label,
-                                      ": SolverOptions::reproducible on a GPU is limited to two sums per "
-                                      "kernel and this one has ",
-                                      K,
-                                      " (CG, pipelined CG and BiCGStab need three); solve without reproducible "
-                                      "sums on the GPU, or with them on a host execution space"),
-                      true);
+          throw Error::replicated(
+              spmd::impl::str(label,
+                              ": SolverOptions::reproducible on a GPU is limited to two sums per "
+                              "kernel and this one has ",
+                              K,
+                              " (CG, pipelined CG and BiCGStab need three); solve without reproducible "
+                              "sums on the GPU, or with them on a host execution space"));
       auto s = spmd::impl::reduce_points<spmd::impl::ExactRule<K>>(exec_, label,
                                                                    spmd::impl::owned_extents(like.owned()), body);
       spmd::impl::exact_allreduce(like.comm(), s);

@@ -30,9 +30,8 @@ CsrMatrix<T, M>::CsrMatrix(const Distribution<1>& rows, index_t ncols, const imp
   std::array<index_t, 2> range{ncols, -ncols};
   comm.allreduce(range.data(), 2, Op::max);
   if (range[0] != -range[1] || ncols < 0)
-    throw Error(impl::str(fn, ": '", label, "': the ranks pass different or negative column counts (from ", -range[1],
-                          " to ", range[0], ")"),
-                true);
+    throw Error::replicated(impl::str(fn, ": '", label, "': the ranks pass different or negative column counts (from ",
+                                      -range[1], " to ", range[0], ")"));
   std::string err;
   const auto where = [&] { return impl::str(fn, ": '", label, "': rank ", me, " (rows [", lo, ", ", lo + n, ")): "); };
   if (in.row_ptr.extent(0) != static_cast<std::size_t>(n + 1)) {
@@ -138,7 +137,7 @@ void CsrMatrix<T, M>::build_blocks(const impl::HostRows<T>& in, std::vector<inde
     static_assert(impl::sell_heights[0] % 4 == 0 && impl::sell_heights[1] % 4 == 0 && impl::sell_heights[2] % 4 == 0 &&
                       impl::sell_device_height % 4 == 0,
                   "spmd::sparse::CsrMatrix: SELL chunk heights are multiples of 4");
-    const bool rows_form = !host_kernels || spmd::testing::knobs().point_items;
+    const bool rows_form = !host_kernels || spmd::impl::forms<M>().point_items;
     std::vector<int> heights(std::begin(impl::sell_heights), std::end(impl::sell_heights));
     if (rows_form) heights = {impl::sell_device_height};
     // The longest row of each group of 4 rows: a chunk of C rows spans C / 4 groups.
