@@ -13,7 +13,7 @@ namespace spmd::testing {
 template <int N, class T = double>
 Array<T, N> from_host(const Distribution<N>& d, const std::vector<T>& ref, T fill = T(-777)) {
   Array<T, N> a(d, label("a"));
-  a.fill(fill);
+  a.fill_with_halo(fill);
   scatter(a, world().rank() == 0 ? ref : std::vector<T>{});
   return a;
 }

@@ -38,6 +38,7 @@ VARIABLE = re.compile(
     r"|'[^']*'"  # 'name'
     r"|\"[^\"]*\""  # "label"
     r"|\w+\[[^\]]*\]"  # a[0:7, 0:8] (an operand as it describes itself)
+    r"|\[[-0-9:, ]*\)"  # [32:64, 0:5) (a Box as its operator<< prints it)
     r"|\.\.\."  # ...
     r"|(?<!\w)-?\d+(?:\.\d+)?\b"  # 70, -2, 1.5
     r"|\b[A-Za-z]\b"  # P ranks, rank r, version N

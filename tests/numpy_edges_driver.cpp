@@ -60,7 +60,7 @@ struct Out {
 template <class T, class A>
 spmd::Array<T, 2> load(const Distribution<2>& d, const std::vector<T>& v, const A& comm) {
   spmd::Array<T, 2> a(d, spmd::label("numpy_edges::a"));
-  a.fill(T(-7));
+  a.fill_with_halo(T(-7));
   spmd::scatter(a, comm.rank() == 0 ? v : std::vector<T>{});
   return a;
 }

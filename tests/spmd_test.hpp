@@ -42,7 +42,7 @@ struct PatternFill {
 /// Owned points = pattern_value(g) + shift, halo = sentinel.
 template <int N>
 void fill_pattern(const Array<double, N>& a, double shift = 0.0) {
-  a.fill(sentinel);
+  a.fill_with_halo(sentinel);
   for_each(a, PatternFill<N>{a.accessor(), shift});
   Kokkos::fence();
 }

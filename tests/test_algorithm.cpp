@@ -81,7 +81,7 @@ void TransformWithOneTwoThreeInputsAndInPlace() {
 
   spmd::fill(out, 1.5);
   EXPECT_EQ(spmd::allgather(out), std::vector<double>(ref.size(), 1.5));
-  spmd::copy(y, x);  // different halo widths
+  spmd::copyto(y, x);  // different halo widths
   EXPECT_EQ(spmd::allgather(y), ref);
 }
 }  // namespace algorithm_tests
@@ -169,12 +169,12 @@ TEST(Algorithm, TransformChangesType) {
 TEST(Algorithm, CopyAcrossMemorySpaces) {
   auto a = spmd::arange<double>(world(), 0.0, 37.0, 1.0, spmd::halo(1));
   spmd::Array<double, 1, Kokkos::HostSpace> h(a.distribution().with_halo({0}), spmd::label("h"));
-  spmd::copy(h, a);
+  spmd::copyto(h, a);
   std::vector<double> ref(37);
   for (int i = 0; i < 37; ++i) ref[i] = i;
   const auto owned = h.owned();
   for (spmd::index_t i = owned.lo[0]; i < owned.hi[0]; ++i) EXPECT_EQ(h.local()(i - owned.lo[0]), ref[i]);
   spmd::Array<double, 1> back(a.distribution(), spmd::label("back"));
-  spmd::copy(back, h);
+  spmd::copyto(back, h);
   EXPECT_EQ(spmd::allgather(back), ref);
 }

@@ -86,11 +86,16 @@ TEST(Array, CreationFunctions) {
   for (double v : spmd::allgather(zl)) EXPECT_EQ(v, 0.0);
   auto el = spmd::empty_like(zl);
   EXPECT_EQ(el.shape(), zl.shape());
-  // fill covers the halo too
-  fl.fill(3.0);
+  // fill_with_halo covers the halo too; fill (as `a = v`) the owned block only
+  fl.fill_with_halo(3.0);
+  fl.fill(4.0);
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fl.local_with_halo());
+  const auto& box = fl.owned();
   for (std::size_t i = 0; i < h.extent(0); ++i)
-    for (std::size_t j = 0; j < h.extent(1); ++j) EXPECT_EQ(h(i, j), 3.0);
+    for (std::size_t j = 0; j < h.extent(1); ++j) {
+      const Index<2> g{box.lo[0] - 1 + index_t(i), box.lo[1] - 1 + index_t(j)};
+      EXPECT_EQ(h(i, j), box.contains(g) ? 4.0 : 3.0);
+    }
 }
 
 TEST(Array, ArangeMatchesNumPy) {
@@ -144,7 +149,7 @@ TEST(Array, CopiesAreValuesSlicesShare) {
   // copy between halos of one layout
   Distribution<1> wide(world(), {10}, spmd::grid({world().size()}));
   auto b = spmd::zeros<double>(wide);
-  spmd::copy(b, deep);
+  spmd::copyto(b, deep);
   EXPECT_EQ(spmd::allgather(b), ref);
 }
 

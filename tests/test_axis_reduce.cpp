@@ -108,7 +108,7 @@ void TwoD(const Index<2>& shape = {9, 8}) {
     static_assert(std::is_same_v<decltype(an), Array<bool, 1>>, "any_of gives bool");
     std::vector<double> gt(ref.size());
     for (std::size_t i = 0; i < ref.size(); ++i) gt[i] = ref[i] > -0.9 ? 1.0 : 0.0;
-    const Array<int, 1> ai = spmd::astype<int>(an), li = spmd::astype<int>(al);  // (no vector<bool> gather)
+    const Array<int, 1> ai(spmd::astype<int>(an)), li(spmd::astype<int>(al));  // (no vector<bool> gather)
     expect_all(all_close(as_double(spmd::allgather(ai)), ref_reduce<2>(shape, pos, cols, 0.0, hi), 0.0),
                ("any_of axis 1" + where).c_str());
     expect_all(all_close(as_double(spmd::allgather(li)), ref_reduce<2>(shape, gt, cols, 1.0, lo), 0.0),

@@ -39,7 +39,7 @@ const std::optional<index_t> None = std::nullopt;
 template <class T, int N, class F>
 std::pair<Array<T, N>, ref::Array> make(const Distribution<N>& d, F f, const std::string& label = "a") {
   Array<T, N> a(d, spmd::label(label));
-  a.fill(static_cast<T>(sentinel));
+  a.fill_with_halo(static_cast<T>(sentinel));
   ref::Array r(std::vector<index_t>(d.shape().begin(), d.shape().end()));
   std::vector<T> host;
   std::size_t p = 0;
@@ -178,7 +178,7 @@ TEST(Expr, MinimumMaximumPropagateNaN) {
     x.set({i}, xs[std::size_t(i)]);
     y.set({i}, ys[std::size_t(i)]);
   }
-  Array<double, 1> lo = spmd::minimum(x, y), hi = spmd::maximum(x, y), lo0 = spmd::minimum(x, 0.0);
+  Array<double, 1> lo(spmd::minimum(x, y)), hi(spmd::maximum(x, y)), lo0(spmd::minimum(x, 0.0));
   const Vec l = spmd::allgather(lo), h = spmd::allgather(hi), l0 = spmd::allgather(lo0);
   for (std::size_t i = 0; i < xs.size(); ++i) {
     const bool any_nan = std::isnan(xs[i]) || std::isnan(ys[i]);

@@ -55,7 +55,7 @@ std::vector<T> reference(const Index<N>& shape, int salt) {
 template <class T, int N>
 Array<T, N> filled(const Distribution<N>& d, int salt) {
   Array<T, N> a(d, spmd::label("test_io::a"));
-  a.fill(T(-99));  // halos keep this
+  a.fill_with_halo(T(-99));  // halos keep this
   spmd::scatter(a, world().rank() == 0 ? reference<T, N>(d.shape(), salt) : std::vector<T>{});
   return a;
 }

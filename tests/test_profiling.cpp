@@ -118,7 +118,7 @@ void KernelNames() {
 
   // In place with a shifted read of the destination (the lagged or buffered path): every kernel
   // that evaluates the expression carries the name.
-  spmd::copy(c, a);
+  spmd::copyto(c, a);
   c.exchange_halo();
   kernels.clear();
   spmd::assign(c(slice(1, -1)), c(slice(0, -2)) + c(slice(2, spmd::none)), spmd::label("test::smooth"));

@@ -118,7 +118,7 @@ void UniformSameBitsEverywhere() {
   const Generator g{20261124, 7};
   for (const auto& d : distributions(shape)) {
     auto a = spmd::zeros<double>(d, spmd::label("u"));
-    a.fill(spmd::testing::sentinel);
+    a.fill_with_halo(spmd::testing::sentinel);
     spmd::random::uniform(a, g, -2.0, 3.0);
     const auto got = spmd::allgather(a);
     bool ok = got.size() == std::size_t(37 * 23);

@@ -72,7 +72,7 @@ void round_trip(const Index<N>& shape, std::vector<int> dims_a, int ha, std::vec
   const auto to = make<N>(world(), shape, std::move(dims_b), hb);
   Array<double, N> a(from, spmd::label("a")), b(to, spmd::label("b"));
   fill_pattern(a);
-  b.fill(sentinel);
+  b.fill_with_halo(sentinel);
   spmd::redistribute(b, a);
   spmd::testing::expect_all(check(b, identity<N>()), "redistribute");
 }
@@ -86,7 +86,7 @@ void select(const Distribution<N>& from, const Selection<N, M>& sel, const Distr
   fill_pattern(a);
   spmd::impl::RegionPlan<double, N, M, spmd::DefaultMemorySpace> plan(from, sel, to);
   for (bool flat : {false, true}) {
-    b.fill(sentinel);
+    b.fill_with_halo(sentinel);
     spmd::testing::KnobsGuard guard;
     spmd::testing::knobs().flat_copies = flat;
     plan.apply(b, a);
@@ -118,7 +118,7 @@ TEST(Redistribute, PlanReusedAndHalosUntouched) {
   const auto to = make<2>(world(), {6, 9}, {1, p}, 2);
   spmd::Redistribution<double, 2> plan(to, from);
   Array<double, 2> a(from, spmd::label("a")), b(to, spmd::label("b"));
-  b.fill(sentinel);
+  b.fill_with_halo(sentinel);
   for (int it = 0; it < 2; ++it) {
     fill_pattern(a, 100.0 * it);
     plan.apply(b, a);
@@ -203,14 +203,14 @@ TEST(Redistribute, SubCommunicatorTarget) {
   Array<double, 2> a(from, spmd::label("a")), b;
   if (color == 0) {
     b = Array<double, 2>(to, spmd::label("b"));
-    b.fill(sentinel);
+    b.fill_with_halo(sentinel);
   }
   fill_pattern(a);
   spmd::redistribute(b, a);
   spmd::testing::expect_all(check(b, identity<2>()), "to sub-communicator");
   // and back: source on the sub-communicator, transfer over the world
   Array<double, 2> c(from, spmd::label("c"));
-  c.fill(sentinel);
+  c.fill_with_halo(sentinel);
   if (color == 0) fill_pattern(b, 7.0);
   spmd::Redistribution<double, 2>(world(), from, to).apply(c, b);
   spmd::testing::expect_all(check(c, identity<2>(), 7.0), "from sub-communicator");

@@ -15,7 +15,7 @@ namespace {
 template <int N, class T = double>
 spmd::Array<T, N> from_host(const Index<N>& shape, const std::vector<T>& ref, int halo = 0) {
   auto a = spmd::zeros<T>(Distribution<N>(world(), shape, spmd::halo(halo)), spmd::label("spmd::test::reduce"));
-  a.fill(T(999));  // halo garbage must never reach a reduction
+  a.fill_with_halo(T(999));  // halo garbage must never reach a reduction
   spmd::scatter(a, world().rank() == 0 ? ref : std::vector<T>{});
   return a;
 }

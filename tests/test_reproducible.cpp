@@ -180,7 +180,7 @@ spmd::Array<double, N> from_host(const spmd::Comm& comm, const Index<N>& shape, 
   auto d = g.empty() ? Distribution<N>(comm, shape, spmd::halo(h))
                      : Distribution<N>(comm, shape, spmd::halo(h), spmd::grid(grid));
   auto a = spmd::zeros<double>(d, spmd::label("spmd::test::reproducible"));
-  a.fill(1e300);  // halo garbage must never reach a reduction
+  a.fill_with_halo(1e300);  // halo garbage must never reach a reduction
   spmd::scatter(a, comm.rank() == 0 ? v : std::vector<double>{});
   return a;
 }

@@ -385,7 +385,7 @@ void Squeeze() {
   const auto r2 = host_array<2>(s2, [](const Index<2>& g) { return 100.0 * g[0] + g[1]; });
   const auto b = from_host<2>(Distribution<2>(world(), s2, spmd::halo(1)), r2);
   const auto row = b(spmd::slice(2, 3), spmd::slice(spmd::none, spmd::none, -1));
-  const Array<double, 1> rc = spmd::squeeze(row, spmd::axis(0));
+  const Array<double, 1> rc(spmd::squeeze(row, spmd::axis(0)));
   expect_all(spmd::allgather(rc) == std::vector<double>{204, 203, 202, 201, 200}, "squeeze of a view");
 }
 

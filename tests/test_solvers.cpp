@@ -165,7 +165,7 @@ struct DiagonalOp {
   vector_type d;
   vector_type make_vector(const std::string& label) const { return vector_type(d.distribution(), spmd::label(label)); }
   void apply(const vector_type& x, const vector_type& y) const { spmd::transform(y, Mul{}, d, x); }
-  void diagonal(const vector_type& out) const { spmd::copy(out, d); }
+  void diagonal(const vector_type& out) const { spmd::copyto(out, d); }
 };
 
 /// The Laplacian without diagonal(): Jacobi is refused.
@@ -649,7 +649,7 @@ namespace {
 template <class Op>
 double reference_true_residual(const Op& A, const typename Op::vector_type& b, const typename Op::vector_type& x) {
   auto xc = A.make_vector("x copy"), ax = A.make_vector("Ax");
-  spmd::copy(xc, x);
+  spmd::copyto(xc, x);
   A.apply(xc, ax);
   const auto hb = spmd::allgather(b), hax = spmd::allgather(ax);
   double sq = 0;

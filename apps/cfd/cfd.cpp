@@ -229,8 +229,8 @@ void pressure_poisson_periodic(State& s, const Physics& k, int nit, bool overlap
 /// One time step (`overlap`: the pressure sweeps' exchanges overlap their interior). Collective.
 void step(State& s, const Physics& k, int nit, bool overlap) {
   s.halo.exchange(s.u, s.v);
-  spmd::copy(s.un, s.u);  // un = u.copy(), halo included
-  spmd::copy(s.vn, s.v);
+  spmd::copyto(s.un, s.u);  // un = u.copy(), halo included
+  spmd::copyto(s.vn, s.v);
   build_up_b(s, k);
   pressure_poisson_periodic(s, k, nit, overlap);
   s.halo.exchange(s.p);

@@ -1,6 +1,6 @@
 #pragma once
 /// \file algorithm.hpp
-/// Kernels over the owned points of arrays: for_each, transform, fill, copy. All Local: each
+/// Kernels over the owned points of arrays: for_each, transform, fill, copyto, copy. All Local: each
 /// rank works on its own block, with no communication. They run on the kernel layer
 /// (impl/kernels.hpp), like expressions and the solvers' vector kernels.
 ///
@@ -234,7 +234,8 @@ void transform(const Array<T, N, M>& out, const F& f, const In&... inputs) {
 ///@}
 
 ///@{
-/// Set every element of `a` (halo included) to v, on `exec` (or a default instance). Local.
+/// Set every owned element of `a` to v (a.fill(v): the halo is not written), on `exec` (or a
+/// default instance). Local.
 template <class T, int N, class M>
 void fill(const typename M::execution_space& exec, const Array<T, N, M>& a,
           const typename Array<T, N, M>::value_type& v) {
@@ -246,33 +247,47 @@ void fill(const Array<T, N, M>& a, const typename Array<T, N, M>::value_type& v)
 }
 ///@}
 
-/// Copy the owned values of `src` into `dst` (distributed alike; halos may differ; `src` may live
-/// in another memory space, e.g. a device array into a host one), on `exec` (asynchronous, like
-/// Kokkos::deep_copy with an instance). Local (throws the same spmd::Error on every rank for
-/// arrays not distributed alike).
+///@{
+/// Copy the owned values of `src` into `dst` (NumPy's `np.copyto(dst, src)`, destination first
+/// as Kokkos::deep_copy): the two distributed alike (halos may differ; with equal halo widths
+/// the halo is copied too, as one contiguous copy); `src` may live in another memory space (a
+/// device array into a host one). On `exec` it is asynchronous, like Kokkos::deep_copy with an
+/// instance; without one it runs on a default instance of dst's execution space and, across
+/// memory spaces, returns once the copy is complete (dst readable at once). Local (throws the
+/// same spmd::Error on every rank for arrays not distributed alike). For any two layouts, write
+/// `dst = src` or spmd::assign(dst, src) (Collective).
 template <class T, int N, class M, class M2>
-void copy(const typename M::execution_space& exec, const Array<T, N, M>& dst, const Array<T, N, M2>& src) {
-  impl::check_same_layout("spmd::copy", dst, src);
+void copyto(const typename M::execution_space& exec, const Array<T, N, M>& dst, const Array<T, N, M2>& src) {
+  impl::check_same_layout("spmd::copyto", dst, src);
   if (dst.local_with_halo().data() == src.local_with_halo().data()) return;
   if (dst.halo() == src.halo())
     Kokkos::deep_copy(exec, dst.local_with_halo(), src.local_with_halo());
   else
     Kokkos::deep_copy(exec, dst.local(), src.local());
 }
-/// The same on a default instance of dst's execution space; across memory spaces it returns
-/// once the copy is complete (dst readable at once). Local.
 template <class T, int N, class M, class M2>
-void copy(const Array<T, N, M>& dst, const Array<T, N, M2>& src) {
+void copyto(const Array<T, N, M>& dst, const Array<T, N, M2>& src) {
   const typename M::execution_space exec;
-  copy(exec, dst, src);
-  if constexpr (!std::is_same_v<M, M2>) impl::fence(exec, "spmd::copy: across memory spaces");
+  copyto(exec, dst, src);
+  if constexpr (!std::is_same_v<M, M2>) impl::fence(exec, "spmd::copyto: across memory spaces");
 }
+///@}
 
-/// A new array with the distribution and values of `a` (NumPy's np.copy; the same as
-/// `auto b = a;`). Local.
+/// A new array with the distribution, label and values (halo included) of `a` (NumPy's
+/// np.copy; the same as `Array b = a;`, which waits for the copy). Local.
 template <class T, int N, class M>
 Array<T, N, M> copy(const Array<T, N, M>& a) {
   return a;
+}
+/// The same, asynchronous on `exec` (ordered after the work queued on `exec` before it; fence
+/// `exec` before reading the result elsewhere). Local.
+template <class T, int N, class M>
+Array<T, N, M> copy(const typename M::execution_space& exec, const Array<T, N, M>& a) {
+  if (a.is_null()) return Array<T, N, M>();
+  const impl::Region region("spmd::Array::copy");
+  auto b = empty_like(a);
+  Kokkos::deep_copy(exec, b.local_with_halo(), a.local_with_halo());
+  return b;
 }
 
 }  // namespace spmd

@@ -6,12 +6,14 @@
 /// block, an HDF5 dataset and a NumPy array agree on element order), together with the shared,
 /// replicated Distribution.
 ///
-/// An Array is a value, like std::vector (and unlike Kokkos::View): `auto p = r;` and `p = r;`
-/// make p an independent copy of r (same distribution, same values, halo included), so code
-/// ported line by line from NumPy (`p = r` ... `p = r + beta * p`) never writes into r. Moves
-/// are cheap (`std::swap(u, next)`, returning arrays), and `a = expression` writes a's elements
-/// in place (NumPy's `a[...] = expression`). Storage is shared only through slices
-/// (`auto v = a(spmd::all)`, slice.hpp), which see every later write to a. See docs/api/array.md.
+/// An Array is a value, like std::vector (and unlike Kokkos::View): `auto p = r;` makes p an
+/// independent copy of r (same distribution, same values, halo included), so code ported line by
+/// line from NumPy (`p = r` ... `p = r + beta * p`) never writes into r. One rule for `=`: `b =
+/// rhs` (rhs an Array, a view, an expression or a scalar) writes b's owned elements in b's own
+/// layout (NumPy's `b[...] = rhs`), never its halo, and never changes b's distribution; only a
+/// null b becomes a new array. Moves (`b = std::move(a)`, `std::swap(u, next)`, returning
+/// arrays) hand the storage over. Storage is shared only through slices (`auto v =
+/// a(spmd::all)`, slice.hpp), which see every later write to a. See docs/api/array.md.
 ///
 /// Indices: global indices are index_t (int64); indices into a rank's storage are int.
 /// Slicing (`a(spmd::slice(1, -1), 0)`) needs slice.hpp and assignment from expressions needs
@@ -30,6 +32,7 @@
 #include "spmd/box.hpp"
 #include "spmd/distribution.hpp"
 #include "spmd/halo.hpp"
+#include "spmd/impl/kernels.hpp"
 #include "spmd/impl/ndrange.hpp"
 
 namespace spmd {
@@ -63,6 +66,11 @@ Array<T, N, M> share(const Array<T, N, M>& a);
 template <class T, int N, class M>
 std::shared_ptr<void>& expr_slot(const Array<T, N, M>& a);
 }  // namespace impl
+
+/// Device-side access by local owned index: o(0, ..., 0) is the first owned element, wherever
+/// the halo puts it. Obtain with Array::owned_access(); capture by value in kernels.
+template <class View, int N>
+using OwnedAccess = impl::OwnedAccess<View, N>;
 
 /// Device-side access by global index: a(i, j) with global i, j inside this rank's owned block
 /// or its halo. Obtain with Array::accessor(); capture by value in kernels.
@@ -123,89 +131,67 @@ class Array {
     }
   }
   /// A new array holding the values of an expression or a slice (NumPy's `r = b - A.dot(x)`:
-  /// `Array<double, 1> r = b - Ax;`). It is laid out like the expression's first operand when
+  /// `Array<double, 1> r(b - Ax);`). It is laid out like the expression's first operand when
   /// that is a whole array of this rank (same distribution, halo included: halo zero), else on
-  /// an automatic distribution of the expression's shape. Collective. (`auto r = b - Ax;` would
-  /// keep the unevaluated expression instead: name the type.)
+  /// an automatic distribution of the expression's shape. Collective. Explicit, so an
+  /// expression never turns into an Array (an allocation and a collective) by passing it to a
+  /// `const Array&` parameter: write `Array<double, 1> r(b - Ax);` or `auto r = spmd::copy(b -
+  /// Ax);` (`auto r = b - Ax;` keeps the unevaluated expression).
   template <class E, class = std::enable_if_t<impl::is_expression_v<E>>>
-  Array(const E& e);  // body in expr.hpp
-#ifdef SPMD_AUDIT_COPIES
-  Array(const Array& o) = delete;
-  Array& operator=(const Array& o) = delete;
-#else
-  /// A copy: same distribution, same values (halo included), its own storage. Local.
+  explicit Array(const E& e);  // body in expr.hpp
+  /// A copy: same distribution, same values (halo included), its own storage. Local. It waits
+  /// for all work queued before it (on any instance) and completes before it returns, as
+  /// Kokkos::deep_copy without an instance does: `spmd::copy(exec, a)` is the asynchronous form.
+  /// Counted in the profiling region `spmd::Array::copy` (--spmd-log-view lists every copy).
   Array(const Array& o) : dist_(o.dist_) {
     if (o.is_null()) return;
+    const impl::Region region("spmd::Array::copy");
     view_ = make_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, o.label()), std::make_index_sequence<N>{});
-    Kokkos::deep_copy(execution_space(), view_, o.view_);
+    Kokkos::deep_copy(view_, o.view_);  // fences before and after
   }
-  /// After `a = b`, a is a copy of b (values and distribution). When a already has b's
-  /// distribution, its storage is reused (slices of a see the new values); otherwise a gets new
-  /// storage. Local.
+  /// `b = a` writes a's values into b's owned elements, in b's layout (NumPy's `b[...] = a`):
+  /// the same as `b = a(spmd::all)` and spmd::assign(b, a). b keeps its distribution, storage
+  /// and label (slices of b see the new values); a of another distribution is redistributed
+  /// into it, a of another shape broadcast as NumPy does (or a collective spmd::Error). A null
+  /// b becomes a copy of a (as `Array b = a;`). Collective (no communication when a and b are
+  /// distributed alike). Needs expr.hpp (<spmd.hpp> includes it).
   Array& operator=(const Array& o) {
-    if (this == &o || (view_.data() == o.view_.data() && dist_ == o.dist_)) return *this;
-    if (!o.is_null() && !is_null() && dist_ == o.dist_) {
-      Kokkos::deep_copy(execution_space(), view_, o.view_);
-      return *this;
-    }
-    *this = Array(o);
+    if (is_null()) return *this = Array(o);
+    assign(*this, o);
     return *this;
   }
-/// Takes over `o`'s storage (o becomes null). Local.
-#endif
+  /// Takes over `o`'s storage (o becomes null). Local.
   Array(Array&&) = default;
   /// Takes over `o`'s storage. Local.
   Array& operator=(Array&&) = default;
 
   // ---- queries (all Local) --------------------------------------------------------------------
   /// The distribution.
-  const Distribution<N>& distribution() const {
-    return dist_;
-  }
+  const Distribution<N>& distribution() const { return dist_; }
   /// The distribution's communicator.
-  const Comm& comm() const {
-    return dist_.comm();
-  }
+  const Comm& comm() const { return dist_.comm(); }
   /// The global shape.
-  const index_type& shape() const {
-    return dist_.shape();
-  }
+  const index_type& shape() const { return dist_.shape(); }
   /// The global extent along axis d.
-  index_t extent(int d) const {
-    return dist_.extent(d);
-  }
+  index_t extent(int d) const { return dist_.extent(d); }
   /// Number of global elements.
-  index_t size() const {
-    return dist_.size();
-  }
+  index_t size() const { return dist_.size(); }
   /// The box of global indices this rank owns.
-  const Box<N>& owned() const {
-    return dist_.owned();
-  }
+  const Box<N>& owned() const { return dist_.owned(); }
   /// The halo widths.
-  const std::array<int, N>& halo() const {
-    return dist_.halo();
-  }
+  const std::array<int, N>& halo() const { return dist_.halo(); }
   /// The storage's label.
-  std::string label() const {
-    return view_.label();
-  }
+  std::string label() const { return view_.label(); }
   /// True for a default-constructed or moved-from array.
-  bool is_null() const {
-    return dist_.is_null();
-  }
+  bool is_null() const { return dist_.is_null(); }
 
   /// This rank's storage, halo included. Local.
-  const view_type& local_with_halo() const {
-    return view_;
-  }
+  const view_type& local_with_halo() const { return view_; }
   /// This rank's owned block (a subview of the storage). Local.
-  auto local() const {
-    return owned_subview(std::make_index_sequence<N>{});
-  }
+  auto local() const { return owned_subview(std::make_index_sequence<N>{}); }
   /// Kernel-side access to the owned block by local owned coordinates (0-based). Local.
-  impl::OwnedAccess<view_type, N> owned_access() const {
-    impl::OwnedAccess<view_type, N> a{view_, {}};
+  OwnedAccess<view_type, N> owned_access() const {
+    OwnedAccess<view_type, N> a{view_, {}};
     for (int d = 0; d < N; ++d) a.shift[d] = dist_.halo()[d];
     return a;
   }
@@ -229,8 +215,22 @@ class Array {
   }
 
   // ---- element access -------------------------------------------------------------------------
-  /// Set every element (halo included) to v, on `exec`. Local.
+  /// Set every owned element to v, on `exec` (NumPy's `a.fill(v)`; the same elements as `a =
+  /// v`: the halo is not written). Local.
   void fill(const execution_space& exec, const T& v) const {
+    if (is_null()) return;
+    bool halo = false;
+    for (int d = 0; d < N; ++d) halo = halo || dist_.halo()[d] > 0;
+    if (!halo) return fill_with_halo(exec, v);  // the owned block is the whole storage
+    std::array<int, N> ext{};
+    for (int d = 0; d < N; ++d) ext[d] = static_cast<int>(dist_.owned().extent(d));
+    impl::for_points(exec, "spmd::Array::fill", ext, OwnedFill{owned_access(), v});
+  }
+  /// fill() on a default instance. Local.
+  void fill(const T& v) const { fill(execution_space(), v); }
+  /// Set every element of this rank's storage, owned block and halo, to v, on `exec` (what
+  /// spmd::zeros, ones and full do; for boundary values kept in the halo). Local.
+  void fill_with_halo(const execution_space& exec, const T& v) const {
     // One flat range over the storage. Kokkos 3.4 fills a rank-N view with an N-d MDRangePolicy,
     // which on an H100 left a 16 x 2^20 array unfilled without an error (2^20 x 16 and 4096 x
     // 4096 were filled; test_creation's Creation.FullOfLongRows).
@@ -241,19 +241,26 @@ class Array {
       Kokkos::deep_copy(exec, view_, v);
     }
   }
-  /// fill() on a default instance. Local.
-  void fill(const T& v) const {
-    fill(execution_space(), v);
-  }
-  /// The element at global index g, on every rank. Collective.
+  /// fill_with_halo() on a default instance. Local.
+  void fill_with_halo(const T& v) const { fill_with_halo(execution_space(), v); }
+  /// The element at global index g, on every rank: the owner reads it and broadcasts it.
+  /// Collective (every rank passes the same g; a bad or differing g is the same spmd::Error on
+  /// every rank).
   T get(const index_type& g) const;
   /// The element at global index (i, j, ...), on every rank. Collective.
   template <class... I, class = std::enable_if_t<sizeof...(I) == N && (std::is_integral_v<I> && ...)>>
   T get(I... i) const {
     return get(index_type{static_cast<index_t>(i)...});
   }
-  /// Write v at global index g; the owner writes, the other ranks do nothing. Local.
+  /// Write v at global index g (the owner writes). Collective, as get: every rank passes the same
+  /// g (a bad or differing g is the same spmd::Error on every rank); the owner's v is written.
   void set(const index_type& g, const T& v) const;
+  /// The element at global index g, which this rank must own (`owned().contains(g)`). Local:
+  /// no communication; throws a local spmd::Error when g is not owned here.
+  T get_local(const index_type& g) const;
+  /// Write v at global index g, which this rank must own. Local (a local spmd::Error when g is
+  /// not owned here). Neighbours' halo copies are stale until the next halo exchange.
+  void set_local(const index_type& g, const T& v) const;
 
   // ---- slices and expressions (bodies in slice.hpp and expr.hpp) --------------------------------
   /// NumPy-style slice `a(spmd::slice(1, -1), 0, spmd::all)`: a distributed view of the same
@@ -313,9 +320,7 @@ class Array {
     halo_plan(pattern)->end();
   }
   /// exchange_halo() on a default instance. Neighbour-collective.
-  void exchange_halo(Pattern pattern = Pattern::box) const {
-    exchange_halo(execution_space(), pattern);
-  }
+  void exchange_halo(Pattern pattern = Pattern::box) const { exchange_halo(execution_space(), pattern); }
   /// Start a halo exchange on `exec`; finish it with the returned request's end().
   /// Neighbour-collective.
   HaloRequest<T, N, MemorySpace> halo_begin(const execution_space& exec, Pattern pattern = Pattern::box) const {
@@ -333,6 +338,26 @@ class Array {
   friend Array<U, K, X> impl::share(const Array<U, K, X>& a);
   template <class U, int K, class X>
   friend std::shared_ptr<void>& impl::expr_slot(const Array<U, K, X>& a);
+  /// Kernel body of fill(): v at every owned point.
+  struct OwnedFill {
+    OwnedAccess<view_type, N> out;
+    T v;
+    template <class... I>
+    KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
+      out(i...) = v;
+    }
+  };
+  /// The owner of g, once every rank agreed that g is the same in range index everywhere (else
+  /// the same spmd::Error on every rank). Collective.
+  int agreed_owner(const index_type& g, const char* fn) const;
+  /// The storage index of g, which this rank must own (else a local spmd::Error). Local.
+  std::array<int, N> owned_index(const index_type& g, const char* fn) const {
+    if (is_null()) throw Error(impl::str(fn, ": null array"));
+    if (!dist_.owned().contains(g))
+      throw Error(impl::str(fn, ": global index ", impl::shape_str(g), " is not owned by rank ", comm().rank(),
+                            " (its block is ", dist_.owned(), "; get and set reach any element, collectively)"));
+    return local_index(g);
+  }
 
   template <class Alloc, std::size_t... D>
   view_type make_view(const Alloc& alloc, std::index_sequence<D...>) const {
@@ -398,8 +423,7 @@ std::shared_ptr<void>& expr_slot(const Array<T, N, M>& a) {
 }  // namespace impl
 
 template <class T, int N, class M>
-T Array<T, N, M>::get(const index_type& g) const {
-  const char* fn = "spmd::Array::get";
+int Array<T, N, M>::agreed_owner(const index_type& g, const char* fn) const {
   if (is_null()) throw Error::replicated(impl::str(fn, ": null array"));
   // Every rank must ask for the same element: one allreduce agrees on the index (its largest and
   // smallest value per axis) and on a range error some ranks may see alone.
@@ -421,7 +445,12 @@ T Array<T, N, M>::get(const index_type& g) const {
     if (agree[1 + d] != -agree[1 + N + d])
       throw Error::replicated(impl::str(fn, ": the ranks ask for different global indices (from ", -agree[1 + N + d],
                                         " to ", agree[1 + d], " along axis ", d, ")"));
-  const int owner = dist_.owner(g);
+  return dist_.owner(g);
+}
+
+template <class T, int N, class M>
+T Array<T, N, M>::get(const index_type& g) const {
+  const int owner = agreed_owner(g, "spmd::Array::get");
   T value{};
   if (comm().rank() == owner) Kokkos::deep_copy(value, element_subview(local_index(g), std::make_index_sequence<N>{}));
   if constexpr (std::is_arithmetic_v<T>) {
@@ -434,12 +463,20 @@ T Array<T, N, M>::get(const index_type& g) const {
 
 template <class T, int N, class M>
 void Array<T, N, M>::set(const index_type& g, const T& v) const {
-  for (int d = 0; d < N; ++d)
-    if (g[d] < 0 || g[d] >= dist_.extent(d))
-      throw Error(impl::str("spmd::Array::set: global index ", impl::shape_str(g), " is out of range for shape ",
-                            impl::shape_str(dist_.shape())));
-  if (!dist_.owned().contains(g)) return;
-  Kokkos::deep_copy(element_subview(local_index(g), std::make_index_sequence<N>{}), v);
+  if (comm().rank() == agreed_owner(g, "spmd::Array::set"))
+    Kokkos::deep_copy(element_subview(local_index(g), std::make_index_sequence<N>{}), v);
+}
+
+template <class T, int N, class M>
+T Array<T, N, M>::get_local(const index_type& g) const {
+  T value{};
+  Kokkos::deep_copy(value, element_subview(owned_index(g, "spmd::Array::get_local"), std::make_index_sequence<N>{}));
+  return value;
+}
+
+template <class T, int N, class M>
+void Array<T, N, M>::set_local(const index_type& g, const T& v) const {
+  Kokkos::deep_copy(element_subview(owned_index(g, "spmd::Array::set_local"), std::make_index_sequence<N>{}), v);
 }
 
 // ---- creation on an existing distribution (Local) ----------------------------------------------
@@ -458,7 +495,7 @@ Array<T, N, M> zeros(const Distribution<N>& d, const Label& l = Label{"spmd::zer
 template <class T, class M = DefaultMemorySpace, int N>
 Array<T, N, M> full(const Distribution<N>& d, const T& v, const Label& l = Label{"spmd::full"}) {
   auto a = empty<T, M>(d, l);
-  a.fill(v);
+  a.fill_with_halo(v);
   return a;
 }
 /// Array of ones on an existing distribution. Local.
@@ -542,14 +579,14 @@ Array<T, static_cast<int>(R), M> empty(const Comm& comm, const index_t (&shape)[
 template <class T, class M = DefaultMemorySpace, std::size_t R, class... Opts, impl::if_options<Opts...> = 0>
 Array<T, static_cast<int>(R), M> full(const Comm& comm, const index_t (&shape)[R], const T& v, const Opts&... opts) {
   auto a = impl::make_array<T, M>("spmd::full", comm, impl::to_index(shape), Init::none, opts...);
-  a.fill(v);
+  a.fill_with_halo(v);
   return a;
 }
 /// Array of ones. Collective.
 template <class T, class M = DefaultMemorySpace, std::size_t R, class... Opts, impl::if_options<Opts...> = 0>
 Array<T, static_cast<int>(R), M> ones(const Comm& comm, const index_t (&shape)[R], const Opts&... opts) {
   auto a = impl::make_array<T, M>("spmd::ones", comm, impl::to_index(shape), Init::none, opts...);
-  a.fill(T(1));
+  a.fill_with_halo(T(1));
   return a;
 }
 

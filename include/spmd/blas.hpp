@@ -2,7 +2,8 @@
 /// \file blas.hpp
 /// Distributed BLAS over Kokkos Kernels (namespace spmd::blas).
 ///
-/// Level 1, on 1-D Arrays: axpby, scal, copy, dot, nrm2, nrminf, with the BLAS argument order.
+/// Level 1, on 1-D Arrays: axpby, scal, dot, nrm2, nrminf, with the BLAS argument order (no
+/// blas::copy: its source-first order is gone; use spmd::copyto(y, x), destination first).
 /// They are spmd's own fused expressions and reductions (expr.hpp, reduce.hpp: one kernel layer,
 /// any execution space instance), with the BLAS semantics for zero scalars (beta == 0: y is not
 /// read; alpha == 0: x is not read).
@@ -92,17 +93,6 @@ void scal(const typename M::execution_space& exec, const T& alpha, const Array<T
 template <class T, class M>
 void scal(const T& alpha, const Array<T, 1, M>& x) {
   scal(typename M::execution_space(), alpha, x);
-}
-
-/// y = x (the owned points; halos untouched). BLAS argument order: source first. Local.
-template <class T, class M>
-void copy(const typename M::execution_space& exec, const Array<T, 1, M>& x, const Array<T, 1, M>& y) {
-  spmd::copy(exec, y, x);
-}
-/// copy on a default instance.
-template <class T, class M>
-void copy(const Array<T, 1, M>& x, const Array<T, 1, M>& y) {
-  spmd::copy(y, x);
 }
 
 /// Sum of x(i) y(i). Collective.

@@ -101,7 +101,7 @@ Array<T, static_cast<int>(R), M> make_generated(const char* fn, const Comm& comm
   auto a = make_array<T, M>(fn, comm, shape, Init::none, opts...);
   bool halo = false;
   for (std::size_t d = 0; d < R; ++d) halo = halo || a.halo()[d] > 0;
-  if (halo) a.fill(T(0));
+  if (halo) a.fill_with_halo(T(0));
   assign(a, e);
   return a;
 }

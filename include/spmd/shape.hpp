@@ -142,7 +142,7 @@ auto roll(const Exec& exec, const X& x, index_t shift, const Axes<1>& ax) {
       Array<T, N, Mem> src(
           Distribution<N>(d.comm(), d.shape(), ProcessGrid{std::vector<int>(d.dims().begin(), d.dims().end())}),
           Label{"spmd::roll::source"}, Init::none);
-      copy(exec, src, x);
+      copyto(exec, src, x);
       run(src);
     }
   } else {

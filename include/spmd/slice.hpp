@@ -22,10 +22,19 @@
 /// semantics, and is collective (its body is in expr.hpp: include <spmd.hpp> or <spmd/expr.hpp>).
 /// spmd::copy(view) makes a new Array.
 ///
-/// Assignment to a view writes data: `v = w` between two views copies w's elements into v's
-/// (like NumPy's `v[...] = w`); copying a view handle is `auto v2 = v;` (construction). So do not
-/// std::swap two views (that would swap their contents through a temporary view of the first);
-/// swap the Arrays instead (`std::swap(u, next)`, `spmd::swap`: moves, nothing is copied).
+/// A view is copied as a handle (`auto v2 = v;` shares the storage) and written only through
+/// assignment from something else: `v = scalar`, `v = array`, `v = expression`, or a view of
+/// another type. Assigning a view to a view of the same type (`v = w`, also `v = u(...)`) does
+/// not compile (the operators are deleted), because it would have to mean either "write the
+/// elements" or "rebind the handle", and std::swap, std::vector and the standard algorithms
+/// assume the second: write `spmd::assign(v, w)` to copy w's elements into v's (NumPy's `v[...]
+/// = w`, also when they overlap). std::swap of two views therefore does not compile either; swap
+/// the Arrays (`std::swap(u, next)`, `spmd::swap`: moves, nothing is copied).
+///
+/// A view holds the parent's storage, not the parent's name: after `spmd::swap(u, next)` (or
+/// `u = std::move(next)`) a view made from u before reads and writes the storage that is now
+/// next's, as a NumPy view made before `u, nxt = nxt, u` does. Make the views of a double-buffer
+/// loop inside the loop (Local, no allocation), or make one set per buffer.
 
 #include <Kokkos_Core.hpp>
 
@@ -259,17 +268,14 @@ class ArrayView {
   }
 
   // ---- assignment: writes elements (bodies in expr.hpp). All Collective. ------------------------
-  /// v = w: copies w's elements into v's (NumPy `v[...] = w`), also when they overlap.
-  ArrayView& operator=(const ArrayView& w) {
-    assign(*this, w);
-    return *this;
-  }
-  /// Writes w's elements (as the copy assignment). Collective.
-  ArrayView& operator=(ArrayView&& w) {
-    assign(*this, w);
-    return *this;
-  }
-  /// v = scalar, v = array, v = view, v = expression (expr.hpp).
+  /// Deleted: a view assigned from a view of the same type would be an element write that
+  /// std::swap and the standard algorithms take for a handle copy. Copy elements with
+  /// `spmd::assign(v, w)`; copy the handle with `auto v2 = w;`.
+  ArrayView& operator=(const ArrayView& w) = delete;
+  /// Deleted as the copy assignment: `spmd::assign(v, u(...))` writes the elements.
+  ArrayView& operator=(ArrayView&& w) = delete;
+  /// v = scalar, v = array, v = expression, v = a view of another type (expr.hpp): writes v's
+  /// elements (NumPy's `v[...] = e`).
   template <class E, class = std::enable_if_t<!std::is_same_v<std::decay_t<E>, ArrayView>>>
   ArrayView& operator=(const E& e) {
     assign(*this, e);
@@ -344,7 +350,8 @@ std::string ArrayView<T, M, N, Mem>::describe() const {
 }
 
 /// Swap two arrays (the double-buffer idiom: `next(...) = f(u(...)); spmd::swap(u, next);`): their
-/// storage changes hands, nothing is copied. Slices keep the storage they were made from. Local.
+/// storage changes hands, nothing is copied. Views keep the storage they were made from: a view
+/// made from u before the swap now reads and writes next's storage (see the file comment). Local.
 template <class T, int N, class Mem>
 void swap(Array<T, N, Mem>& a, Array<T, N, Mem>& b) noexcept {
   Array<T, N, Mem> t = std::move(a);

@@ -102,7 +102,7 @@ class BiCGStab : public impl::KrylovBase<BiCGStab<Operator>, Operator> {
   bool setup(const vector_type& b, const vector_type& x) {
     const spmd::impl::Region region("spmd::solvers::bicgstab::setup");
     this->bind(b, x, r_);
-    spmd::copy(this->exec_, this->t_, x);
+    spmd::copyto(this->exec_, this->t_, x);
     impl::apply_on(this->exec_, A_, this->t_, tv_);
     value_type red[2];
     this->template reduce_sums<2>(

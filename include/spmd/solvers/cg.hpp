@@ -101,7 +101,7 @@ class CG : public impl::KrylovBase<CG<Operator>, Operator> {
   bool setup(const vector_type& b, const vector_type& x) {
     const spmd::impl::Region region("spmd::solvers::cg::setup");
     this->bind(b, x, r_);
-    spmd::copy(this->exec_, p_, x);  // p has the halo A may need
+    spmd::copyto(this->exec_, p_, x);  // p has the halo A may need
     impl::apply_on(this->exec_, A_, p_, q_);
     value_type red[3];
     if (this->general())
@@ -325,7 +325,7 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
     const spmd::impl::Region region("spmd::solvers::pipelined_cg::setup");
     request_.wait();
     this->bind(b, x, r_);
-    spmd::copy(this->exec_, p_, x);  // p has the halo A may need
+    spmd::copyto(this->exec_, p_, x);  // p has the halo A may need
     impl::apply_on(this->exec_, A_, p_, n_);
     const auto dinv = this->dinv_access(r_);
     const bool J = this->jacobi(), G = this->general();
@@ -432,7 +432,7 @@ class PipelinedCG : public impl::KrylovBase<PipelinedCG<Operator>, Operator> {
   void replace() {
     request_.wait();
     const bool J = this->jacobi(), G = this->general();
-    spmd::copy(this->exec_, this->t_, this->x_);
+    spmd::copyto(this->exec_, this->t_, this->x_);
     impl::apply_on(this->exec_, A_, this->t_, r_);  // r = A x, then r = b - r
     if (J)
       impl::for_points(

@@ -242,7 +242,7 @@ class Gmres : public KrylovBase<Gmres<Operator, Flexible>, Operator> {
   /// preconditioner application for GMRES inside a cycle).
   double true_residual() {
     const vector_type& xt = iterate();
-    if (&xt != &this->t_) spmd::copy(this->exec_, this->t_, xt);
+    if (&xt != &this->t_) spmd::copyto(this->exec_, this->t_, xt);
     impl::apply_on(this->exec_, A_, this->t_, w_);
     value_type rr[1];
     this->template reduce_sums<1>(
@@ -322,7 +322,7 @@ class Gmres : public KrylovBase<Gmres<Operator, Flexible>, Operator> {
 
   /// v0 = b - A x (unnormalised) and its norm; *bb = ||b||^2 when asked. Collective.
   double residual(double* bb = nullptr) {
-    spmd::copy(this->exec_, this->t_, this->x_);
+    spmd::copyto(this->exec_, this->t_, this->x_);
     impl::apply_on(this->exec_, A_, this->t_, w_);
     value_type red[2];
     this->template reduce_sums<2>(

@@ -189,13 +189,13 @@ class KrylovBase {
   }
   /// Copy a saved vector into one of the solver's (unless it is that vector). Local.
   void restore_vector(const vector_type& dst, const vector_type& src) const {
-    if (dst.local_with_halo().data() != src.local_with_halo().data()) spmd::copy(exec_, dst, src);
+    if (dst.local_with_halo().data() != src.local_with_halo().data()) spmd::copyto(exec_, dst, src);
   }
 
   /// ||b - A x|| for the bound b and x: x is copied into the work vector t (which has the halo
   /// the operator needs), `ax` = A t. Collective (one operator application, one all-reduce).
   double true_residual_norm(const vector_type& ax) {
-    spmd::copy(exec_, t_, x_);
+    spmd::copyto(exec_, t_, x_);
     impl::apply_on(exec_, A_, t_, ax);
     value_type rr[1];
     reduce_sums<1>("spmd::solvers::true_residual", ax,
