@@ -82,7 +82,7 @@ void Flip() {
       const int ax = axis < 0 ? axis + 2 : axis;
       const index_t n = shape[ax];
       auto f = spmd::flip(a, spmd::axis(axis));
-      const Array<double, 2> c = f;
+      const Array<double, 2> c(f);
       expect_all(spmd::allgather(c) == remap<2>(shape, ref, ax, [&](index_t i) { return n - 1 - i; }),
                  ("flip on " + d.describe()).c_str());
     }
@@ -361,14 +361,14 @@ void Squeeze() {
     const auto q = spmd::squeeze(a, spmd::axes(0, 2));
     static_assert(decltype(q)::rank == 1, "squeeze of two axes of three leaves one");
     EXPECT_EQ(q.shape(), (Index<1>{6}));
-    const Array<double, 1> qc = q;
+    const Array<double, 1> qc(q);
     expect_all(spmd::allgather(qc) == ref, where("squeeze axes (0, 2)", d.describe()).c_str());
     const auto q2 = spmd::squeeze(a, spmd::axis(-1));
     EXPECT_EQ(q2.shape(), (Index<2>{1, 6}));
-    const Array<double, 2> q2c = q2;
+    const Array<double, 2> q2c(q2);
     expect_all(spmd::allgather(q2c) == ref, where("squeeze axis -1", d.describe()).c_str());
     const auto q3 = spmd::squeeze<1>(a);
-    const Array<double, 1> q3c = q3;
+    const Array<double, 1> q3c(q3);
     expect_all(spmd::allgather(q3c) == ref, where("squeeze<1>", d.describe()).c_str());
     // writing through the view writes a
     auto w = spmd::squeeze(a, spmd::axes(0, 2));

@@ -268,12 +268,24 @@ class ArrayView {
   }
 
   // ---- assignment: writes elements (bodies in expr.hpp). All Collective. ------------------------
-  /// Deleted: a view assigned from a view of the same type would be an element write that
-  /// std::swap and the standard algorithms take for a handle copy. Copy elements with
+  /// Deleted on a named view: `v = w` between two named views of one type would be an element
+  /// write that std::swap and the standard algorithms take for a handle copy. Copy elements with
   /// `spmd::assign(v, w)`; copy the handle with `auto v2 = w;`.
-  ArrayView& operator=(const ArrayView& w) = delete;
-  /// Deleted as the copy assignment: `spmd::assign(v, u(...))` writes the elements.
-  ArrayView& operator=(ArrayView&& w) = delete;
+  ArrayView& operator=(const ArrayView& w) & = delete;
+  /// Deleted on a named view, as the copy assignment.
+  ArrayView& operator=(ArrayView&& w) & = delete;
+  /// A view made in the statement takes another view's elements, as NumPy's
+  /// `z[1:4, :] = big[2:8:2, 1:9]` and `u[1:] = u[:-1]` do (writes z's elements; aliasing as for
+  /// any assignment). Collective.
+  ArrayView& operator=(const ArrayView& w) && {
+    assign(*this, w);
+    return *this;
+  }
+  /// As above, for a view made in the statement on the right too.
+  ArrayView& operator=(ArrayView&& w) && {
+    assign(*this, w);
+    return *this;
+  }
   /// v = scalar, v = array, v = expression, v = a view of another type (expr.hpp): writes v's
   /// elements (NumPy's `v[...] = e`).
   template <class E, class = std::enable_if_t<!std::is_same_v<std::decay_t<E>, ArrayView>>>
