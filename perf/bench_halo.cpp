@@ -4,7 +4,7 @@
 // each with non-periodic and periodic boundaries (periodic:1 gives every rank 2N (face) or
 // 3^N - 1 (box) neighbour directions; where a direction wraps onto the rank itself the plan
 // copies locally instead of messaging, so the single-rank periodic run still moves data), and
-// each backend: backend:0 automatic (what Array::exchange_halo uses), 1 mpi (host-staged on a
+// each backend: backend:0 automatic (what spmd::exchange_halo uses), 1 mpi (host-staged on a
 // GPU with a host MPI), 2 nccl, 3 ipc (spmd/backend.hpp). A backend the build or the job cannot
 // use is reported as skipped (with the reason) on every rank alike.
 //   BM_overlap/<mode>: the 5-point stencil update of apps/stencil (double buffer) on n x n doubles
@@ -122,7 +122,7 @@ void BM_overlap(benchmark::State& state, Mode mode) {
     if (mode == Mode::update) {
       spmd::assign(v(in, in), f(u), spmd::label("spmd::perf::overlap::update"));
     } else if (mode == Mode::sequential) {
-      u.exchange_halo(spmd::Pattern::face);
+      spmd::exchange_halo(u, spmd::Pattern::face);
       spmd::assign(v(in, in), f(u), spmd::label("spmd::perf::overlap::update"));
     } else {
       auto pending = spmd::halo_begin_overlapped(u, spmd::Pattern::face);

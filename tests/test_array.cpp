@@ -167,7 +167,7 @@ TEST(Array, NullAndMovedFromArrays) {
   EXPECT_TRUE(a.is_null());
   auto c = spmd::arange<double>(world(), 0.0, 9.0, 1.0, spmd::halo(1));
   spmd::Array<double, 1> d = std::move(c);
-  EXPECT_THROW(c.exchange_halo(), spmd::Error);  // NOLINT(bugprone-use-after-move): on purpose
+  EXPECT_THROW(spmd::exchange_halo(c), spmd::Error);  // NOLINT(bugprone-use-after-move): on purpose
   spmd::Array<double, 1> r;
   r = d * 2.0 + 1.0;
   ASSERT_FALSE(r.is_null());

@@ -227,13 +227,13 @@ TEST(Overlap, DoubleBufferAndInPlaceMatchThePlainStatement) {
         auto pending = spmd::halo_begin_overlapped(u, Pattern::face);
         spmd::assign(pending, v(in, in), stencil(u));
         EXPECT_FALSE(pending.in_progress());
-        ru.exchange_halo(Pattern::face);
+        spmd::exchange_halo(ru, Pattern::face);
         spmd::assign(rv(in, in), stencil(ru));
         ok = ok && same(storage_of(v), storage_of(rv));
         // in place (NumPy semantics): u = f(u) through the buffer
         auto again = spmd::halo_begin_overlapped(v, Pattern::box);
         spmd::assign(again, v(in, in), stencil(v), spmd::label("test::in_place"));
-        rv.exchange_halo(Pattern::box);
+        spmd::exchange_halo(rv, Pattern::box);
         spmd::assign(rv(in, in), stencil(rv));
         ok = ok && same(storage_of(v), storage_of(rv));
         std::swap(u, v);

@@ -237,7 +237,7 @@ void halo_reads_after_exchange() {
     const auto d = dist2(1, dims);
     auto [u, ru] = pattern<2>(d, 0.0, "u");
     auto [c, rc] = pattern<2>(d, 1.0, "c");
-    u.exchange_halo();
+    spmd::exchange_halo(u);
     const auto in = slice(1, -1);
     c(in, in) = u(slice(0, -2), in) + u(slice(2, none), in) * u(in, slice(0, -2)) - u(in, slice(2, none)) +
                 u(slice(0, -2), slice(0, -2));
@@ -282,7 +282,7 @@ void stencil_in_place_and_double_buffered() {
   auto south = u(slice(2, none), slice(1, -1));
   const auto I = Arg::sl(1, -1);
   for (int it = 0; it < iters; ++it) {
-    u.exchange_halo();
+    spmd::exchange_halo(u);
     c = 0.2 * (c + north + east + west + south);
     const Vec C = w({I, I}).get(), N = w({Arg::sl(0, -2), I}).get(), E = w({I, Arg::sl(2, None)}).get(),
               W = w({I, Arg::sl(0, -2)}).get(), S = w({Arg::sl(2, None), I}).get();
@@ -290,7 +290,7 @@ void stencil_in_place_and_double_buffered() {
     for (std::size_t i = 0; i < C.size(); ++i) avg[i] = 0.2 * (C[i] + N[i] + E[i] + W[i] + S[i]);
     w({I, I}).set(avg);
     // double buffer: next[1:-1, 1:-1] = f(fast); swap
-    fast.exchange_halo();
+    spmd::exchange_halo(fast);
     const auto in = slice(1, -1);
     next(in, in) = 0.2 * (fast(in, in) + fast(slice(0, -2), in) + fast(in, slice(2, none)) + fast(in, slice(0, -2)) +
                           fast(slice(2, none), in));
@@ -420,7 +420,7 @@ TEST(Expr, PeriodicColumnsAndOtherPlanes) {
     if (world().size() == 3) o.dims = {1, 3};
     const Distribution<2> d(world(), {6, 9}, o);
     auto [u, ru] = pattern<2>(d, 0.0, "u");
-    u.exchange_halo();
+    spmd::exchange_halo(u);
     u(slice(1, -1), -1) = u(slice(1, -1), -2) + u(slice(1, -1), 0);
     const auto w = ref::View::whole(ru);
     const std::vector<double> old0 = w({Arg::sl(1, -1), Arg::at(0)}).get();
@@ -444,7 +444,7 @@ TEST(Expr, PeriodicColumnsAndOtherPlanes) {
   const Distribution<1> d1(world(), {12}, spmd::halo(3), spmd::periodic());
   auto [a, ra] = pattern<1>(d1, 0.0, "a");
   auto [c, rc] = pattern<1>(d1, 0.5, "c");
-  a.exchange_halo();
+  spmd::exchange_halo(a);
   c(slice(9, 12)) = a(slice(0, 3)) * 2.0;
   EXPECT_EQ(spmd::impl::expr_state(c).moves.size(), 0u);
   auto wc = ref::View::whole(rc);
@@ -461,7 +461,7 @@ void aliasing_has_numpy_semantics() {
   for (int h : {0, 1}) {
     auto [a, ra] = make<double, 1>(Distribution<1>(world(), {11}, spmd::halo(h)),
                                    [](const Index<1>& g) { return 3.0 * g[0] + 1.0; });
-    if (h) a.exchange_halo();
+    if (h) spmd::exchange_halo(a);
     a(slice(1, none)) = a(slice(none, -1)) * 2.0;
     auto w = ref::View::whole(ra);
     w({Arg::sl(1, None)}).set(ref::map(w({Arg::sl(None, -1)}).get(), [](double x) { return x * 2.0; }));
@@ -482,7 +482,7 @@ void aliasing_has_numpy_semantics() {
   // disjoint parts of one parent are no alias either: e[0:2] = e[2:4] + 1 (a halo read, halo 2)
   auto [e, re] =
       make<double, 1>(Distribution<1>(world(), {9}, spmd::halo(2)), [](const Index<1>& g) { return 1.0 * g[0]; });
-  e.exchange_halo();
+  spmd::exchange_halo(e);
   e(slice(0, 2)) = e(slice(2, 4)) + 1.0;
   re.v[0] = 3.0;
   re.v[1] = 4.0;
@@ -492,7 +492,7 @@ void aliasing_has_numpy_semantics() {
   // a 3-d update in place along every axis (reach 2 along axis 0: a lag of 2 planes)
   auto [g, rg] = make<double, 3>(Distribution<3>(world(), {7, 5, 6}, spmd::halo(2)),
                                  [](const Index<3>& i) { return 1.0 + i[0] + 0.1 * i[1] + 0.01 * i[2]; });
-  g.exchange_halo();
+  spmd::exchange_halo(g);
   const auto in = slice(2, -2);
   g(in, slice(1, -1), slice(1, -1)) = g(slice(0, -4), slice(1, -1), slice(2, none)) * 0.5 +
                                       g(slice(4, none), slice(0, -2), slice(0, -2)) -
@@ -510,7 +510,7 @@ void aliasing_has_numpy_semantics() {
   // tiled form: tile and band edges on every side)
   auto [h, rh] = make<double, 2>(Distribution<2>(world(), {23, 37}, spmd::halo(3)),
                                  [](const Index<2>& i) { return 1.0 + i[0] + 0.01 * i[1]; });
-  h.exchange_halo();
+  spmd::exchange_halo(h);
   h(slice(2, -3), slice(3, -3)) = h(slice(0, -5), slice(6, none)) * 0.5 + h(slice(5, none), slice(0, -6)) -
                                   h(slice(3, -2), slice(2, -4)) * h(slice(2, -3), slice(3, -3));
   const auto wh = ref::View::whole(rh);
@@ -537,7 +537,7 @@ void reductions() {
   const auto d = dist2(1);
   auto [a, ra] = pattern<2>(d, 0.0, "a");
   auto [b, rb] = pattern<2>(d, 0.5, "b");
-  a.exchange_halo();
+  spmd::exchange_halo(a);
   const Vec A = ra.v, B = rb.v;
   auto fold = [](const Vec& v, double init, std::function<double(double, double)> f) {
     double acc = init;
@@ -584,7 +584,7 @@ void three_and_four_dimensions() {
   const Distribution<3> d3(world(), {5, 6, 7}, spmd::halo({1, 0, 2}));
   auto [u, ru] = pattern<3>(d3, 0.0, "u");
   auto [v, rv] = pattern<3>(d3, 0.25, "v");
-  u.exchange_halo();
+  spmd::exchange_halo(u);
   // v[1:-1, ::2, 2:-2] = u[:-2, ::2, 4:] - u[2:, ::2, :-4] * 0.5 (halo reads along axes 0 and 2)
   v(slice(1, -1), slice(none, none, 2), slice(2, -2)) = u(slice(none, -2), slice(none, none, 2), slice(4, none)) -
                                                         u(slice(2, none), slice(none, none, 2), slice(none, -4)) * 0.5;

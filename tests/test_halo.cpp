@@ -83,7 +83,7 @@ void run_case(const Index<N>& shape, int halo, bool periodic, Pattern pattern) {
                                : Distribution<N>(world(), shape, spmd::halo(halo));
   auto a = spmd::zeros<double>(d, spmd::label("spmd::test::halo"));
   prepare(a);
-  a.exchange_halo(pattern);  // the array's own plan, automatic backend
+  spmd::exchange_halo(a, pattern);  // the array's own plan, automatic backend
   spmd::testing::expect_all(check(a, pattern, d.halo()), d.describe().c_str());
   for (spmd::Backend b : spmd::testing::backends()) {  // and each backend the build has
     spmd::HaloExchange<double, N> plan(d, pattern, d.halo(), b);
@@ -115,7 +115,7 @@ TEST(Halo, PeriodicAxes) {
   Distribution<2> d(world(), {8, 9}, spmd::halo(1), spmd::periodic({true, false}));
   auto a = spmd::zeros<double>(d);
   prepare(a);
-  a.exchange_halo(Pattern::box);
+  spmd::exchange_halo(a, Pattern::box);
   spmd::testing::expect_all(check(a, Pattern::box, d.halo()), "periodic x only");
 }
 
@@ -152,7 +152,7 @@ TEST(Halo, SplitPhaseAndPlanReuse) {
   // The Array's own request form.
   prepare(a, 5.0);
   {
-    auto req = a.halo_begin(Pattern::face);
+    auto req = spmd::halo_begin(a, Pattern::face);
     req.end();
   }
   spmd::testing::expect_all(check(a, Pattern::face, d.halo(), 5.0), "halo_begin/end");
@@ -226,7 +226,7 @@ TEST(Halo, OneMessagePerNeighbourRank) {
 TEST(Halo, ZeroWidthIsANoOp) {
   auto a = spmd::zeros<double>(world(), {5, 5});
   prepare(a);
-  a.exchange_halo();
+  spmd::exchange_halo(a);
   spmd::testing::expect_all(check<2>(a, Pattern::box, {0, 0}), "no halo");
 }
 
@@ -250,19 +250,19 @@ TEST(Halo, RequestLeftOpenIsReportedAndTheNextExchangeIsFresh) {
   Distribution<2> d(world(), {16, 12}, spmd::halo(1), spmd::periodic({false, true}));
   auto a = spmd::zeros<double>(d, spmd::label("spmd::test::left_open"));
   prepare(a, 1.0);
-  const std::string said = stderr_of([&] { auto req = a.halo_begin(Pattern::box); });  // no end()
+  const std::string said = stderr_of([&] { auto req = spmd::halo_begin(a, Pattern::box); });  // no end()
   EXPECT_TRUE(says_abandoned(said, "spmd::HaloRequest")) << said;
   // The next exchange on the same plan finishes the abandoned one's messages first and discards
   // them: the halo holds the new values, never the abandoned exchange's.
   prepare(a, 2.0);
-  a.exchange_halo(Pattern::box);
+  spmd::exchange_halo(a, Pattern::box);
   spmd::testing::expect_all(check(a, Pattern::box, d.halo(), 2.0), "exchange after an abandoned one");
   // Move-assigning over an open request abandons it the same way.
   prepare(a, 3.0);
-  auto req = a.halo_begin(Pattern::face);
+  auto req = spmd::halo_begin(a, Pattern::face);
   EXPECT_TRUE(says_abandoned(stderr_of([&] { req = decltype(req)(nullptr); }), "spmd::HaloRequest"));
   prepare(a, 4.0);
-  req = a.halo_begin(Pattern::face);
+  req = spmd::halo_begin(a, Pattern::face);
   req.end();
   spmd::testing::expect_all(check(a, Pattern::face, d.halo(), 4.0), "request after an abandoned one");
 }
@@ -274,7 +274,7 @@ TEST(Halo, ExceptionBetweenBeginAndEndDoesNotHang) {
   std::string said = stderr_of([&] {
     try {
       prepare(a, 1.0);
-      auto req = a.halo_begin();
+      auto req = spmd::halo_begin(a);
       throw std::runtime_error("interior work failed");
     } catch (const std::runtime_error&) {
     }
@@ -294,7 +294,7 @@ TEST(Halo, ExceptionBetweenBeginAndEndDoesNotHang) {
   said = stderr_of([&] {
     try {
       prepare(a, 5.0);
-      auto req = a.halo_begin();
+      auto req = spmd::halo_begin(a);
       if (world().rank() == bad) throw std::runtime_error("one rank failed");
       req.end();
     } catch (const std::runtime_error&) {
@@ -302,7 +302,7 @@ TEST(Halo, ExceptionBetweenBeginAndEndDoesNotHang) {
   });
   EXPECT_EQ(says_abandoned(said, "spmd::HaloRequest"), world().rank() == bad) << said;
   prepare(a, 6.0);
-  a.exchange_halo();
+  spmd::exchange_halo(a);
   spmd::testing::expect_all(check(a, Pattern::box, d.halo(), 6.0), "exchange after one rank abandoned");
   spmd::HaloExchange<double, 2> fresh(d);
   prepare(a, 7.0);

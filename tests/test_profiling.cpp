@@ -119,7 +119,7 @@ void KernelNames() {
   // In place with a shifted read of the destination (the lagged or buffered path): every kernel
   // that evaluates the expression carries the name.
   spmd::copyto(c, a);
-  c.exchange_halo();
+  spmd::exchange_halo(c);
   kernels.clear();
   spmd::assign(c(slice(1, -1)), c(slice(0, -2)) + c(slice(2, spmd::none)), spmd::label("test::smooth"));
   EXPECT_TRUE(has(kernels, "test::smooth"));
@@ -139,7 +139,7 @@ TEST(Profiling, RegionsReachKokkosTools) {
   auto a = spmd::ones<double>(d);
   {
     ToolCallbacks tools;
-    a.exchange_halo();
+    spmd::exchange_halo(a);
     const double s = spmd::sum(a);
     EXPECT_EQ(s, 30.0);
     EXPECT_TRUE(has(regions, "spmd::halo::begin"));

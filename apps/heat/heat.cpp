@@ -58,7 +58,7 @@ void initial_state(const spmd::Array<double, 2>& u, index_t g, double h) {
 
 /// One step: v's interior from u (u's halo exchanged first). Neighbour-collective.
 void step(const spmd::Array<double, 2>& u, const spmd::Array<double, 2>& v, index_t g, double r) {
-  u.exchange_halo(spmd::Pattern::face);
+  spmd::exchange_halo(u, spmd::Pattern::face);
   auto a = u.accessor();
   auto b = v.accessor();
   spmd::for_each(
@@ -132,8 +132,8 @@ int main(int argc, char** argv) {
     spmd::apps::Report report(app, comm);
     // Outside the timer: both buffers' halo plans and their first exchange (no owned value
     // changes), then the first step when there are more.
-    u.exchange_halo(spmd::Pattern::face);
-    v.exchange_halo(spmd::Pattern::face);
+    spmd::exchange_halo(u, spmd::Pattern::face);
+    spmd::exchange_halo(v, spmd::Pattern::face);
     spmd::apps::Progress progress(app, comm, "step", start.step + 1, steps);
     progress.start();
     double change = 0.0;

@@ -67,7 +67,7 @@ void step(spmd::Array<double, 2>& grid, spmd::Array<double, 2>& next, bool fast,
     auto pending = spmd::halo_begin_overlapped(grid, spmd::Pattern::face);
     spmd::assign(pending, dst, update_of(grid), name);
   } else {
-    grid.exchange_halo(spmd::Pattern::face);
+    spmd::exchange_halo(grid, spmd::Pattern::face);
     spmd::assign(dst, update_of(grid), name);
   }
   if (fast) spmd::swap(grid, next);
@@ -131,8 +131,8 @@ int main(int argc, char** argv) {
     // Outside the timer: the halo plans of both buffers and their first exchange (which maps the
     // peers' buffers or connects NCCL); a halo exchange changes no owned value. The first step is
     // untimed too (the statement's buffers), when there are more.
-    grid.exchange_halo(spmd::Pattern::face);
-    if (fast) next.exchange_halo(spmd::Pattern::face);
+    spmd::exchange_halo(grid, spmd::Pattern::face);
+    if (fast) spmd::exchange_halo(next, spmd::Pattern::face);
     spmd::apps::Progress progress(app, comm, "step", start.step + 1, steps);
     progress.start();
     for (int s = static_cast<int>(start.step) + 1; s <= steps; ++s) {

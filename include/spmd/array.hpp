@@ -16,8 +16,10 @@
 /// a(spmd::all)`, slice.hpp), which see every later write to a. See docs/api/array.md.
 ///
 /// Indices: global indices are index_t (int64); indices into a rank's storage are int.
-/// Slicing (`a(spmd::slice(1, -1), 0)`) needs slice.hpp and assignment from expressions needs
-/// expr.hpp; <spmd.hpp> includes both.
+/// Slicing (`a(spmd::slice(1, -1), 0)`) needs slice.hpp, assignment from expressions expr.hpp
+/// and halo exchange (`spmd::exchange_halo(a)`) halo.hpp; <spmd.hpp> includes them all. An Array
+/// is a plain container: the modules above keep their per-array state (halo plans, expression
+/// caches) in its opaque slots (impl::slot), and this header pulls in no communication engine.
 
 #include <Kokkos_Core.hpp>
 
@@ -31,41 +33,12 @@
 
 #include "spmd/box.hpp"
 #include "spmd/distribution.hpp"
-#include "spmd/halo.hpp"
+#include "spmd/impl/array_fwd.hpp"
+#include "spmd/impl/array_impl.hpp"
 #include "spmd/impl/kernels.hpp"
 #include "spmd/impl/ndrange.hpp"
 
 namespace spmd {
-
-/// The default memory space: that of Kokkos' default execution space (CUDA memory in a CUDA
-/// build, host memory in an OpenMP build).
-using DefaultMemorySpace = Kokkos::DefaultExecutionSpace::memory_space;
-
-/// Whether a new array's elements are set: `Init::zero` (zeros, halo included) or `Init::none`
-/// (left as allocated: spmd::empty).
-enum class Init { zero, none };
-
-template <class T, int N, class MemorySpace = DefaultMemorySpace>
-class Array;
-
-namespace impl {
-/// True for the lazy expressions of expr.hpp and the slices of slice.hpp (types that declare
-/// `using spmd_expression = void`).
-template <class E, class = void>
-struct is_expression : std::false_type {};
-template <class E>
-struct is_expression<E, std::void_t<typename E::spmd_expression>> : std::true_type {};
-template <class E>
-inline constexpr bool is_expression_v = is_expression<std::decay_t<E>>::value;
-
-/// A second handle on `a`'s storage (shallow: the library's own bookkeeping, e.g. a solver
-/// binding the user's vectors or a slice naming its parent). Local.
-template <class T, int N, class M>
-Array<T, N, M> share(const Array<T, N, M>& a);
-/// The expression module's per-array state (cached plans, temporaries), made on first use. Local.
-template <class T, int N, class M>
-std::shared_ptr<void>& expr_slot(const Array<T, N, M>& a);
-}  // namespace impl
 
 /// Device-side access by local owned index: o(0, ..., 0) is the first owned element, wherever
 /// the halo puts it. Obtain with Array::owned_access(); capture by value in kernels.
@@ -127,7 +100,7 @@ class Array {
       else
         view_ = make_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label.name), std::make_index_sequence<N>{});
     } catch (const std::exception& e) {
-      throw Error(allocation_message("spmd::Array", dist, label.name, e));
+      throw Error(impl::allocation_message<T, MemorySpace>("spmd::Array", dist, label.name, e));
     }
   }
   /// A new array holding the values of an expression or a slice (NumPy's `r = b - A.dot(x)`:
@@ -246,7 +219,7 @@ class Array {
   /// The element at global index g, on every rank: the owner reads it and broadcasts it.
   /// Collective (every rank passes the same g; a bad or differing g is the same spmd::Error on
   /// every rank).
-  T get(const index_type& g) const;
+  T get(const index_type& g) const { return impl::get_element(*this, g); }
   /// The element at global index (i, j, ...), on every rank. Collective.
   template <class... I, class = std::enable_if_t<sizeof...(I) == N && (std::is_integral_v<I> && ...)>>
   T get(I... i) const {
@@ -254,13 +227,19 @@ class Array {
   }
   /// Write v at global index g (the owner writes). Collective, as get: every rank passes the same
   /// g (a bad or differing g is the same spmd::Error on every rank); the owner's v is written.
-  void set(const index_type& g, const T& v) const;
+  void set(const index_type& g, const T& v) const { impl::set_element(*this, g, v); }
   /// The element at global index g, which this rank must own (`owned().contains(g)`). Local:
   /// no communication; throws a local spmd::Error when g is not owned here.
-  T get_local(const index_type& g) const;
+  T get_local(const index_type& g) const {
+    T value{};
+    Kokkos::deep_copy(value, impl::element_of(*this, impl::owned_index(*this, g, "spmd::Array::get_local")));
+    return value;
+  }
   /// Write v at global index g, which this rank must own. Local (a local spmd::Error when g is
   /// not owned here). Neighbours' halo copies are stale until the next halo exchange.
-  void set_local(const index_type& g, const T& v) const;
+  void set_local(const index_type& g, const T& v) const {
+    Kokkos::deep_copy(impl::element_of(*this, impl::owned_index(*this, g, "spmd::Array::set_local")), v);
+  }
 
   // ---- slices and expressions (bodies in slice.hpp and expr.hpp) --------------------------------
   /// NumPy-style slice `a(spmd::slice(1, -1), 0, spmd::all)`: a distributed view of the same
@@ -312,32 +291,11 @@ class Array {
     return *this;
   }
 
-  // ---- halos ------------------------------------------------------------------------------------
-  /// Fill the halo from the neighbours (full halo width; the plan is built on first use and
-  /// reused), on `exec`. Neighbour-collective: every rank of the communicator must call it.
-  void exchange_halo(const execution_space& exec, Pattern pattern = Pattern::box) const {
-    halo_plan(pattern)->begin(exec, *this);
-    halo_plan(pattern)->end();
-  }
-  /// exchange_halo() on a default instance. Neighbour-collective.
-  void exchange_halo(Pattern pattern = Pattern::box) const { exchange_halo(execution_space(), pattern); }
-  /// Start a halo exchange on `exec`; finish it with the returned request's end().
-  /// Neighbour-collective.
-  HaloRequest<T, N, MemorySpace> halo_begin(const execution_space& exec, Pattern pattern = Pattern::box) const {
-    auto plan = halo_plan(pattern);
-    plan->begin(exec, *this);
-    return HaloRequest<T, N, MemorySpace>(plan);
-  }
-  /// halo_begin() on a default instance. Neighbour-collective.
-  HaloRequest<T, N, MemorySpace> halo_begin(Pattern pattern = Pattern::box) const {
-    return halo_begin(execution_space(), pattern);
-  }
-
  private:
   template <class U, int K, class X>
   friend Array<U, K, X> impl::share(const Array<U, K, X>& a);
   template <class U, int K, class X>
-  friend std::shared_ptr<void>& impl::expr_slot(const Array<U, K, X>& a);
+  friend std::shared_ptr<void>& impl::slot(const Array<U, K, X>& a, impl::Slot s);
   /// Kernel body of fill(): v at every owned point.
   struct OwnedFill {
     OwnedAccess<view_type, N> out;
@@ -347,17 +305,6 @@ class Array {
       out(i...) = v;
     }
   };
-  /// The owner of g, once every rank agreed that g is the same in range index everywhere (else
-  /// the same spmd::Error on every rank). Collective.
-  int agreed_owner(const index_type& g, const char* fn) const;
-  /// The storage index of g, which this rank must own (else a local spmd::Error). Local.
-  std::array<int, N> owned_index(const index_type& g, const char* fn) const {
-    if (is_null()) throw Error(impl::str(fn, ": null array"));
-    if (!dist_.owned().contains(g))
-      throw Error(impl::str(fn, ": global index ", impl::shape_str(g), " is not owned by rank ", comm().rank(),
-                            " (its block is ", dist_.owned(), "; get and set reach any element, collectively)"));
-    return local_index(g);
-  }
 
   template <class Alloc, std::size_t... D>
   view_type make_view(const Alloc& alloc, std::index_sequence<D...>) const {
@@ -369,36 +316,8 @@ class Array {
     const auto& h = dist_.halo();
     return Kokkos::subview(view_, std::make_pair(h[D], h[D] + static_cast<int>(dist_.owned().extent(D)))...);
   }
-  template <std::size_t... D>
-  auto element_subview(const std::array<int, N>& l, std::index_sequence<D...>) const {
-    return Kokkos::subview(view_, l[D]...);
-  }
-  void check_index(const index_type& g, const char* fn) const {
-    for (int d = 0; d < N; ++d)
-      if (g[d] < 0 || g[d] >= dist_.extent(d))
-        throw Error(impl::str(fn, ": global index ", impl::shape_str(g), " is out of range for shape ",
-                              impl::shape_str(dist_.shape())));
-  }
-  static std::string allocation_message(const char* fn, const Distribution<N>& d, const std::string& label,
-                                        const std::exception& e) {
-    double bytes = static_cast<double>(sizeof(T));
-    for (const int x : d.local_extents_with_halo()) bytes *= x;
-    const std::string why = e.what();
-    return impl::str(fn, ": cannot allocate '", label, "' (shape ", impl::shape_str(d.shape()), ", halo ",
-                     impl::shape_str(d.halo()), "): rank ", d.comm().rank(), " asked for ", impl::bytes_str(bytes),
-                     " in ", MemorySpace::name(), " (", why.substr(0, why.find('\n')).substr(0, 200), ")");
-  }
-  std::shared_ptr<HaloExchange<T, N, MemorySpace>> halo_plan(Pattern p) const {
-    if (is_null())
-      throw Error::replicated("spmd::Array: halo exchange on a null array (default-constructed or moved from)");
-    auto& plan = p == Pattern::face ? shared_->face : shared_->box;
-    if (!plan) plan = std::make_shared<HaloExchange<T, N, MemorySpace>>(dist_, p);
-    return plan;
-  }
-
   struct Shared {
-    std::shared_ptr<HaloExchange<T, N, MemorySpace>> face, box;  // built on first use of each
-    std::shared_ptr<void> expr;                                  // see impl::expr_slot
+    std::shared_ptr<void> slots[static_cast<int>(impl::Slot::count)];  // see impl::slot
   };
 
   Distribution<N> dist_;
@@ -416,68 +335,11 @@ Array<T, N, M> share(const Array<T, N, M>& a) {
   return h;
 }
 template <class T, int N, class M>
-std::shared_ptr<void>& expr_slot(const Array<T, N, M>& a) {
+std::shared_ptr<void>& slot(const Array<T, N, M>& a, Slot s) {
   if (!a.shared_) a.shared_ = std::make_shared<typename Array<T, N, M>::Shared>();
-  return a.shared_->expr;
+  return a.shared_->slots[static_cast<int>(s)];
 }
 }  // namespace impl
-
-template <class T, int N, class M>
-int Array<T, N, M>::agreed_owner(const index_type& g, const char* fn) const {
-  if (is_null()) throw Error::replicated(impl::str(fn, ": null array"));
-  // Every rank must ask for the same element: one allreduce agrees on the index (its largest and
-  // smallest value per axis) and on a range error some ranks may see alone.
-  std::string err;
-  try {
-    check_index(g, fn);
-  } catch (const Error& e) {
-    err = e.what();
-  }
-  index_t agree[1 + 2 * N];
-  agree[0] = err.empty() ? 0 : 1;
-  for (int d = 0; d < N; ++d) {
-    agree[1 + d] = g[d];
-    agree[1 + N + d] = -g[d];
-  }
-  comm().allreduce(agree, 1 + 2 * N, Op::max);
-  if (agree[0] != 0) comm().check(err.empty(), err);
-  for (int d = 0; d < N; ++d)
-    if (agree[1 + d] != -agree[1 + N + d])
-      throw Error::replicated(impl::str(fn, ": the ranks ask for different global indices (from ", -agree[1 + N + d],
-                                        " to ", agree[1 + d], " along axis ", d, ")"));
-  return dist_.owner(g);
-}
-
-template <class T, int N, class M>
-T Array<T, N, M>::get(const index_type& g) const {
-  const int owner = agreed_owner(g, "spmd::Array::get");
-  T value{};
-  if (comm().rank() == owner) Kokkos::deep_copy(value, element_subview(local_index(g), std::make_index_sequence<N>{}));
-  if constexpr (std::is_arithmetic_v<T>) {
-    return comm().bcast(value, owner);
-  } else {
-    SPMD_MPI_CHECK(MPI_Bcast(&value, sizeof(T), MPI_BYTE, owner, comm().raw()), "spmd::Array::get");
-    return value;
-  }
-}
-
-template <class T, int N, class M>
-void Array<T, N, M>::set(const index_type& g, const T& v) const {
-  if (comm().rank() == agreed_owner(g, "spmd::Array::set"))
-    Kokkos::deep_copy(element_subview(local_index(g), std::make_index_sequence<N>{}), v);
-}
-
-template <class T, int N, class M>
-T Array<T, N, M>::get_local(const index_type& g) const {
-  T value{};
-  Kokkos::deep_copy(value, element_subview(owned_index(g, "spmd::Array::get_local"), std::make_index_sequence<N>{}));
-  return value;
-}
-
-template <class T, int N, class M>
-void Array<T, N, M>::set_local(const index_type& g, const T& v) const {
-  Kokkos::deep_copy(element_subview(owned_index(g, "spmd::Array::set_local"), std::make_index_sequence<N>{}), v);
-}
 
 // ---- creation on an existing distribution (Local) ----------------------------------------------
 
@@ -503,63 +365,6 @@ template <class T, class M = DefaultMemorySpace, int N>
 Array<T, N, M> ones(const Distribution<N>& d, const Label& l = Label{"spmd::ones"}) {
   return full<T, M>(d, T(1), l);
 }
-
-namespace impl {
-template <std::size_t R>
-Index<static_cast<int>(R)> to_index(const index_t (&shape)[R]) {
-  Index<static_cast<int>(R)> s{};
-  for (std::size_t d = 0; d < R; ++d) s[d] = shape[d];
-  return s;
-}
-template <class... Opts>
-Label label_or(const char* fallback, const Opts&... opts) {
-  auto o = gather_options(opts...);
-  return Label{o.label.empty() ? std::string(fallback) : o.label};
-}
-/// An array on a new distribution of `shape`, allocation failures agreed across the
-/// communicator (every rank throws the message of the lowest failing rank). Collective.
-template <class T, class M, std::size_t R, class... Opts>
-Array<T, static_cast<int>(R), M> make_array(const char* fn, const Comm& comm, const std::array<index_t, R>& shape,
-                                            Init init, const Opts&... opts) {
-  constexpr int N = static_cast<int>(R);
-  const Distribution<N> d(comm, shape, opts...);
-  Array<T, N, M> a;
-  std::string err;
-  try {
-    a = Array<T, N, M>(d, label_or(fn, opts...), init);
-  } catch (const Error& e) {
-    err = e.what();
-  }
-  comm.check(err.empty(), err);
-  return a;
-}
-/// Agree that every rank passes the same `shape` (one allreduce); else the same spmd::Error on
-/// every rank. Collective.
-template <std::size_t R>
-void agree_shape(const Comm& comm, const char* fn, const std::array<index_t, R>& shape) {
-  constexpr int N = static_cast<int>(R);
-  index_t v[2 * N];
-  for (int d = 0; d < N; ++d) {
-    v[d] = shape[d];
-    v[N + d] = -shape[d];
-  }
-  comm.allreduce(v, 2 * N, Op::max);
-  for (int d = 0; d < N; ++d)
-    if (v[d] != -v[N + d])
-      throw Error::replicated(
-          str(fn, ": the ranks pass operands of different shapes (axis ", d, ": from ", -v[N + d], " to ", v[d], ")"));
-}
-/// a(i) = start + i * step over the owned points. (Kept out of arange: CUDA does not allow an
-/// extended lambda in a function template with an unnamed template parameter.)
-template <class T, class M>
-void arange_fill(const Array<T, 1, M>& a, T start, T step) {
-  auto out = a.owned_access();
-  const index_t lo = a.owned().lo[0];
-  Kokkos::parallel_for(
-      "spmd::array::arange", nd_policy<1>(typename M::execution_space(), {static_cast<int>(a.owned().extent(0))}),
-      KOKKOS_LAMBDA(int i) { out(i) = static_cast<T>(start + static_cast<T>(lo + i) * step); });
-}
-}  // namespace impl
 
 // ---- creation on a new distribution (Collective: they build a Distribution) --------------------
 

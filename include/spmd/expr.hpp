@@ -293,14 +293,7 @@ Array<T, N, M>::Array(const E& e) {
 /// Collective.
 template <class E, class... Opts, std::enable_if_t<impl::is_expression_v<E> && impl::are_options_v<Opts...>, int> = 0>
 auto copy(const E& e, const Opts&... opts) {
-  static_assert(E::rank > 0 && impl::terminal_count<E>::value > 0, "spmd::copy: needs an array operand");
-  const auto& anchor = impl::first_terminal(e);
-  using Mem = typename std::decay_t<decltype(anchor)>::memory_space;
-  using T = typename E::value_type;
-  auto out = impl::make_array<T, Mem>("spmd::copy", anchor.comm(), e.shape(), Init::none, opts...);
-  impl::ExprState<T, Mem> once;  // plans for a one-off copy are not kept
-  impl::assign_expr(typename Mem::execution_space(), view_of(out), e, "spmd::copy", &once);
-  return out;
+  return impl::copy_expr(e, opts...);
 }
 
 }  // namespace spmd

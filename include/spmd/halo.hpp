@@ -1,6 +1,8 @@
 #pragma once
 /// \file halo.hpp
-/// spmd::HaloExchange: fills arrays' halos from their neighbours.
+/// spmd::HaloExchange: fills arrays' halos from their neighbours; spmd::exchange_halo(a) and
+/// spmd::halo_begin(a) do it with the array's own plans (one per pattern, built on first use and
+/// kept in the array's opaque slot: an Array itself knows nothing of halo exchange).
 ///
 /// A plan is built once for a distribution (pattern, width) and reused: its per-neighbour boxes,
 /// device segment tables, message buffers and tag are made at construction (impl/halo_layout.hpp);
@@ -45,6 +47,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "spmd/array.hpp"
 #include "spmd/distribution.hpp"
 #include "spmd/impl/backend.hpp"
 #include "spmd/impl/box_copy.hpp"
@@ -252,13 +255,13 @@ class HaloExchange {
   std::uint64_t exchanges_ = 0;
 };
 
-/// A started exchange of one Array's halo (from Array::halo_begin). end() finishes it. Destroyed
+/// A started exchange of one Array's halo (from spmd::halo_begin). end() finishes it. Destroyed
 /// (or assigned over) before end(), it does not communicate: it abandons the exchange, which is
 /// reported on stderr (HaloExchange::abandon; the plan's next begin() discards it).
 template <class T, int N, class MemorySpace>
 class HaloRequest {
  public:
-  /// The exchange in progress on `plan` (Array::halo_begin makes it). Local.
+  /// The exchange in progress on `plan` (spmd::halo_begin makes it). Local.
   explicit HaloRequest(std::shared_ptr<HaloExchange<T, N, MemorySpace>> plan)
       : plan_(std::move(plan)), id_(plan_ ? plan_->exchange_id() : 0) {}
   /// Takes over the exchange. Local.
@@ -294,5 +297,51 @@ class HaloRequest {
   std::shared_ptr<HaloExchange<T, N, MemorySpace>> plan_;
   std::uint64_t id_ = 0;  // the plan's exchange this request began
 };
+
+namespace impl {
+/// The array's own plan for `pattern` (full halo width, automatic backend), built on its first
+/// exchange and kept in the array's slot (impl::slot): later exchanges of it allocate nothing.
+/// Collective on first use (HaloExchange's constructor), Local after.
+template <class T, int N, class M>
+std::shared_ptr<HaloExchange<T, N, M>> array_halo_plan(const Array<T, N, M>& a, Pattern pattern, const char* fn) {
+  if (a.is_null()) throw Error::replicated(str(fn, ": a null array (default-constructed or moved from)"));
+  auto& s = slot(a, pattern == Pattern::face ? Slot::halo_face : Slot::halo_box);
+  if (!s) s = std::make_shared<HaloExchange<T, N, M>>(a.distribution(), pattern);
+  return std::static_pointer_cast<HaloExchange<T, N, M>>(s);
+}
+}  // namespace impl
+
+/// Fill `a`'s halo from its neighbours on `exec` (the full halo width, with `pattern`): the
+/// array's own plan, built on its first exchange (a collective) and reused, so a time loop
+/// allocates nothing. Neighbour-collective: every rank of a's communicator calls it; a null `a`
+/// is the same spmd::Error on every rank.
+template <class T, int N, class M>
+void exchange_halo(const typename Array<T, N, M>::execution_space& exec, const Array<T, N, M>& a,
+                   Pattern pattern = Pattern::box) {
+  auto plan = impl::array_halo_plan(a, pattern, "spmd::exchange_halo");
+  plan->begin(exec, a);
+  plan->end();
+}
+/// exchange_halo() on a default instance of a's execution space. Neighbour-collective.
+template <class T, int N, class M>
+void exchange_halo(const Array<T, N, M>& a, Pattern pattern = Pattern::box) {
+  exchange_halo(typename Array<T, N, M>::execution_space(), a, pattern);
+}
+/// Start exchanging `a`'s halo on `exec` (the array's own plan, as exchange_halo); finish it with
+/// the returned request's end(). Work on the owned interior can run in between. A request
+/// destroyed before end() abandons the exchange (reported, no communication: see the file
+/// comment). Neighbour-collective.
+template <class T, int N, class M>
+HaloRequest<T, N, M> halo_begin(const typename Array<T, N, M>::execution_space& exec, const Array<T, N, M>& a,
+                                Pattern pattern = Pattern::box) {
+  auto plan = impl::array_halo_plan(a, pattern, "spmd::halo_begin");
+  plan->begin(exec, a);
+  return HaloRequest<T, N, M>(std::move(plan));
+}
+/// halo_begin() on a default instance of a's execution space. Neighbour-collective.
+template <class T, int N, class M>
+HaloRequest<T, N, M> halo_begin(const Array<T, N, M>& a, Pattern pattern = Pattern::box) {
+  return halo_begin(typename Array<T, N, M>::execution_space(), a, pattern);
+}
 
 }  // namespace spmd

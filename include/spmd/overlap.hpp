@@ -6,7 +6,7 @@
 ///
 ///   auto pending = spmd::halo_begin_overlapped(grid, spmd::Pattern::face);
 ///   spmd::assign(pending, next(in, in), 0.2 * (grid(in, in) + grid(n, in) + ...));
-///   // = grid.exchange_halo(face); next(in, in) = 0.2 * (...), the same values bit for bit
+///   // = spmd::exchange_halo(grid, face); next(in, in) = 0.2 * (...), the same values bit for bit
 ///
 /// halo_begin_overlapped(exec, a, pattern) starts a's exchange on impl::side_instance() after the
 /// work already queued on `exec` (a CUDA event: the host does not wait); spmd::assign(exec,
@@ -64,7 +64,7 @@ HaloRequest<T, N, M> halo_begin_overlapped(const typename Array<T, N, M>::execut
   using Exec = typename Array<T, N, M>::execution_space;
   const Exec side = impl::side_instance<Exec>();
   impl::order_after(side, exec);
-  return a.halo_begin(side, pattern);
+  return spmd::halo_begin(side, a, pattern);
 }
 /// halo_begin_overlapped() after the work queued on a default instance. Neighbour-collective.
 template <class T, int N, class M>

@@ -83,9 +83,6 @@ inline Slice slice(None, None, index_t step = 1) {
   return Slice{0, 0, step, false, false};
 }
 
-template <class T, int M, int N, class MemorySpace>
-class ArrayView;
-
 namespace impl {
 
 /// A slice normalised against an axis of length n, as Python's slice.indices(n) does it: the
@@ -212,7 +209,7 @@ auto slice_selection(const char* fn, const Selection<N, M>& base, const std::com
 /// A distributed view: an M-d selection (NumPy slice) of an N-d Array's global index space,
 /// sharing the Array's storage. Made by Array::operator() or ArrayView::operator(); operand and
 /// destination of expressions (expr.hpp).
-template <class T, int M, int N, class MemorySpace = DefaultMemorySpace>
+template <class T, int M, int N, class MemorySpace>
 class ArrayView {
  public:
   /// The element type.

@@ -8,7 +8,7 @@ int main(int argc, char** argv) {
   spmd::Comm comm = rt.world();
   const spmd::index_t n = 100;
   auto a = spmd::arange<double>(comm, n, spmd::halo(1), spmd::periodic());
-  a.exchange_halo();
+  spmd::exchange_halo(a);
   // b(i) = a(i-1) + a(i+1) with periodic wrap: sum(b) = 2 sum(a) = n (n - 1).
   auto b = spmd::zeros<double>(a.distribution());
   auto x = a.accessor();

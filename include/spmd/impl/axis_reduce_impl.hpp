@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "spmd/expr.hpp"
+#include "spmd/impl/array_fwd.hpp"
 #include "spmd/impl/expr_eval.hpp"
 #include "spmd/impl/kernels.hpp"
 #include "spmd/math.hpp"
@@ -410,12 +410,12 @@ Array<Out, E::rank, typename E::memory_space> reduce_axes_keep(const Exec& exec,
   using Anchor = std::decay_t<decltype(anchor)>;
   if constexpr (Anchor::parent_type::rank != N) {
     // the first operand drops axes of its array: reduce a copy laid out on its own
-    const auto whole = spmd::copy(e);
+    const auto whole = copy_expr(e);
     return reduce_axes_keep<C, F, Acc, Out>(exec, fn, label, view_of(whole), mask, moment, ddof);
   } else {
     const auto& parent = anchor.parent();
     if (!(parent.shape() == e.shape() && same_selection(anchor.selection(), Selection<N, N>::identity()))) {
-      const auto whole = spmd::copy(e);  // a slice: reduce a copy laid out on its own
+      const auto whole = copy_expr(e);  // a slice: reduce a copy laid out on its own
       return reduce_axes_keep<C, F, Acc, Out>(exec, fn, label, view_of(whole), mask, moment, ddof);
     }
     const Distribution<N>& d = parent.distribution();
@@ -509,7 +509,7 @@ Array<T, N - K, Mem> drop_axes(const Array<T, N, Mem>& keep, const std::common_t
     sel.map[a] = mask[a] ? -1 : j;
     if (!mask[a]) shape[j++] = keep.shape()[a];
   }
-  return spmd::copy(ArrayView<T, M, N, Mem>(keep, sel, shape));
+  return copy_expr(ArrayView<T, M, N, Mem>(keep, sel, shape));
 }
 
 }  // namespace spmd::impl
@@ -568,12 +568,12 @@ Array<index_t, E::rank, typename E::memory_space> arg_axis_keep(const Exec& exec
   const auto& anchor = first_terminal(e);
   using Anchor = std::decay_t<decltype(anchor)>;
   if constexpr (Anchor::parent_type::rank != N) {
-    const auto whole = spmd::copy(e);  // the first operand drops axes of its array: a copy
+    const auto whole = copy_expr(e);  // the first operand drops axes of its array: a copy
     return arg_axis_keep<Less>(exec, fn, label, view_of(whole), mask);
   } else {
     const auto& parent = anchor.parent();
     if (!(parent.shape() == e.shape() && same_selection(anchor.selection(), Selection<N, N>::identity()))) {
-      const auto whole = spmd::copy(e);  // a slice: reduce a copy laid out on its own
+      const auto whole = copy_expr(e);  // a slice: reduce a copy laid out on its own
       return arg_axis_keep<Less>(exec, fn, label, view_of(whole), mask);
     }
     const Distribution<N>& d = parent.distribution();

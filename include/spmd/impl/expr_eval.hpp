@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "spmd/impl/array_impl.hpp"
 #include "spmd/impl/broadcast_plan.hpp"
 #include "spmd/impl/expr_device.hpp"
 #include "spmd/impl/expr_nodes.hpp"
@@ -265,7 +266,7 @@ struct BroadcastEntry : CachedMove {
   const void* source = nullptr;  // the array the buffer was last filled from (its identity)
 };
 
-/// Per-array state of the expression module (impl::expr_slot).
+/// Per-array state of the expression module (impl::slot, Slot::expr).
 template <class T, class Mem>
 struct ExprState {
   static constexpr std::size_t max_moves = 16;
@@ -278,7 +279,7 @@ struct ExprState {
 
 template <class T, int N, class Mem>
 ExprState<T, Mem>& expr_state(const Array<T, N, Mem>& a) {
-  auto& p = expr_slot(a);
+  auto& p = slot(a, Slot::expr);
   if (!p) p = std::make_shared<ExprState<T, Mem>>();
   return *static_cast<ExprState<T, Mem>*>(p.get());
 }
@@ -457,7 +458,7 @@ Access classify(const char* fn, const ArrayView<To, M, No, Mem>& o, const Array<
                                     op.label(), "' is ", h, " wide there: widen the halo (spmd::halo), or give '",
                                     op.label(), "' no halo along axis ", a,
                                     " to have the operand moved automatically (halo reads read "
-                                    "what the halo holds: call exchange_halo() first)"));
+                                    "what the halo holds: call spmd::exchange_halo first)"));
       if (reach > h) moved = true;  // no halo along a kept axis, or another plane of a dropped axis
     }
     if (moved || !op.distribution().same_layout(tp.distribution()) || !(op.comm() == tp.comm())) return Access::moved;
@@ -632,7 +633,7 @@ Binding<M, terminal_count<E>::value> resolve(const Exec& exec, const char* fn, c
     if (verdict == Access::broadcast) {
       const Region region("spmd::expr::broadcast");
       bool filled = false;
-      auto& m = find_broadcast(st, tp, o, ts, tshape, box, fn, &expr_slot(o.parent()), &filled);
+      auto& m = find_broadcast(st, tp, o, ts, tshape, box, fn, &slot(o.parent(), Slot::expr), &filled);
       if (!filled) m.plan->apply(exec, o.parent());
       // the buffer holds the needed box compactly; address step 0 along broadcast axes
       Source<M> src;
@@ -664,7 +665,7 @@ Binding<M, terminal_count<E>::value> resolve(const Exec& exec, const char* fn, c
     } else {
       const Region region("spmd::expr::move");
       bool filled = false;
-      auto& m = find_move(st, tp, o, ts, fn, &expr_slot(o.parent()), &filled);
+      auto& m = find_move(st, tp, o, ts, fn, &slot(o.parent(), Slot::expr), &filled);
       using Tmp = std::decay_t<decltype(m.temp)>;
       if (m.temp.is_null()) m.temp = Tmp(tp.distribution(), Label{"spmd::expr::moved"}, Init::none);
       if (!filled) m.plan->apply(exec, m.temp, o.parent());
@@ -927,6 +928,20 @@ index_t arg_expr(const Exec& exec, const char* fn, const char* label, const E& e
   const V best = combine_ranks < Less ? Combine::min : Combine::max > (comm, mine, error);
   const bool holds = local.index >= 0 && (local.value == best || (is_nan(local.value) && is_nan(best)));
   return comm.allreduce(holds ? local.index : std::numeric_limits<index_t>::max(), Op::min);
+}
+
+/// spmd::copy(e, opts...): a new array holding e's values on an automatic distribution of its
+/// shape over the first operand's communicator. Collective.
+template <class E, class... Opts>
+auto copy_expr(const E& e, const Opts&... opts) {
+  static_assert(E::rank > 0 && terminal_count<E>::value > 0, "spmd::copy: needs an array operand");
+  const auto& anchor = first_terminal(e);
+  using Mem = typename std::decay_t<decltype(anchor)>::memory_space;
+  using T = typename E::value_type;
+  auto out = make_array<T, Mem>("spmd::copy", anchor.comm(), e.shape(), Init::none, opts...);
+  ExprState<T, Mem> once;  // plans for a one-off copy are not kept
+  assign_expr(typename Mem::execution_space(), view_of(out), e, "spmd::copy", &once);
+  return out;
 }
 
 }  // namespace spmd::impl

@@ -10,10 +10,11 @@
 #include <type_traits>
 #include <utility>
 
-#include "spmd/array.hpp"
+#include "spmd/distribution.hpp"
+#include "spmd/impl/array_fwd.hpp"
 #include "spmd/impl/select.hpp"
+#include "spmd/impl/selection.hpp"
 #include "spmd/math.hpp"
-#include "spmd/slice.hpp"
 
 namespace spmd {
 /// Base of generator expressions (random numbers, index expressions): it makes spmd's operators

@@ -8,7 +8,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "spmd/array.hpp"
+#include "spmd/impl/array_fwd.hpp"
+#include "spmd/impl/ndrange.hpp"
 
 namespace spmd::impl {
 

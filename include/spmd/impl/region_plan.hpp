@@ -42,7 +42,8 @@
 #include <utility>
 #include <vector>
 
-#include "spmd/array.hpp"
+#include "spmd/distribution.hpp"
+#include "spmd/impl/array_fwd.hpp"
 #include "spmd/impl/box_copy.hpp"
 #include "spmd/impl/messages.hpp"
 #include "spmd/impl/selection.hpp"

@@ -32,7 +32,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "spmd/array.hpp"
+#include "spmd/distribution.hpp"
+#include "spmd/impl/array_fwd.hpp"
 #include "spmd/impl/messages.hpp"
 
 namespace spmd::impl {

@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "spmd/array.hpp"
+#include "spmd/halo.hpp"
 #include "spmd/impl/ndrange.hpp"
 #include "spmd/impl/kernels.hpp"
 
@@ -205,10 +206,10 @@ class Laplacian {
   void apply(const execution_space& exec, const vector_type& x, const vector_type& y) const {
     check("spmd::solvers::Laplacian::apply", x, y);
     if (exchange_ == Exchange::blocking) {
-      x.exchange_halo(exec, Pattern::face);
+      spmd::exchange_halo(exec, x, Pattern::face);
       interior(exec, x, y);
     } else {
-      auto request = x.halo_begin(exec, Pattern::face);
+      auto request = spmd::halo_begin(exec, x, Pattern::face);
       interior(exec, x, y);
       request.end();
     }

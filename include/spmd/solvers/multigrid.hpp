@@ -61,6 +61,7 @@
 #include <vector>
 
 #include "spmd/array.hpp"
+#include "spmd/halo.hpp"
 #include "spmd/comm.hpp"
 #include "spmd/distribution.hpp"
 #include "spmd/error.hpp"
@@ -427,7 +428,7 @@ class Multigrid {
   /// x(I) = p x(I) - q x_old(I) + s (b(I) + sum of x's face neighbours) into x_old, then the two
   /// swap (q == 0: x_old is not read). Collective.
   void smooth_step(const execution_space& exec, Level& l, double p, double q, double s) const {
-    l.x.exchange_halo(exec, Pattern::face);
+    spmd::exchange_halo(exec, l.x, Pattern::face);
     const auto nb = impl::face_sum<N>(l.x, l.I, std::make_index_sequence<N>{});
     const T pp = static_cast<T>(p), qq = static_cast<T>(q), ss = static_cast<T>(s);
     if (q == 0)
@@ -478,12 +479,12 @@ class Multigrid {
     Level& c = lv_[static_cast<std::size_t>(li + 1)];
     smooth(exec, l, true);
     // r = b - A x, then t(C) = 4 R r
-    l.x.exchange_halo(exec, Pattern::face);
+    spmd::exchange_halo(exec, l.x, Pattern::face);
     assign(exec, impl::take(l.r, l.I),
            impl::take(l.b, l.I) - static_cast<T>(2 * N) * impl::take(l.x, l.I) +
                impl::face_sum<N>(l.x, l.I, std::make_index_sequence<N>{}),
            label("residual"));
-    l.r.exchange_halo(exec, Pattern::box);
+    spmd::exchange_halo(exec, l.r, Pattern::box);
     static constexpr double fw[3] = {1.0, 2.0, 1.0};  // 4 x (1/4, 1/2, 1/4) per axis, over 4^(N-1)
     static constexpr double pw[3] = {0.5, 1.0, 0.5};
     const T scale = static_cast<T>(4.0 / std::pow(4.0, N));
@@ -498,7 +499,7 @@ class Multigrid {
       vcycle(exec, li + 1);
       assign(exec, impl::take(l.t, l.C), impl::take(c.x, c.I), label("from_coarse"));
     }
-    l.t.exchange_halo(exec, Pattern::box);
+    spmd::exchange_halo(exec, l.t, Pattern::box);
     assign(exec, impl::take(l.x, l.I),
            impl::take(l.x, l.I) + impl::box_stencil<N>(l.t, l.I, pw, std::make_index_sequence<ipow3(N)>{}),
            label("prolong"));
