@@ -172,6 +172,17 @@ class Steps {
     all_ok_ = comm_.allreduce(ok ? 0 : 1, Op::max) == 0;
     return all_ok_;
   }
+  /// Close a collective handle (a dataset, then its file) at the same point on every rank: as a
+  /// step while all is well; after an agreed failure abandoned (errors ignored), `also` (the
+  /// file's open dataset, if any) first. Collective.
+  void close(const Where& w, Handle& h, const char* what, Handle* also = nullptr) {
+    if (all_ok_) {
+      step([&] { h.close(w, what); });
+    } else {
+      if (also) also->abandon();
+      h.abandon();
+    }
+  }
   /// Whether every rank's steps so far succeeded (as agreed). Local.
   bool all_ok() const { return all_ok_; }
   bool ok = true;
@@ -978,14 +989,9 @@ void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, 
           ranges.push_back(DataRange{static_cast<std::uint64_t>(at), bytes, infos[k].checksum});
         }
       });
-      if (steps.all_ok()) steps.step([&] { dset.close(w, "H5Dclose"); });
+      steps.close(w, dset, "H5Dclose");
     }
-    if (steps.all_ok()) {
-      steps.step([&] { file.close(w, "H5Fclose"); });
-    } else {
-      dset.abandon();
-      file.abandon();
-    }
+    steps.close(w, file, "H5Fclose", &dset);
   }
   const bool ok0 = steps.ok;
   std::string msg = steps.msg;
@@ -1081,13 +1087,8 @@ void load_block(const std::string& path, const HostBlock& b, const LoadOptions& 
       if (stored)
         w.check(H5Dread(dset, mem_type(b.type), sel.mem, sel.file, dxpl, b.data ? b.data : &dummy), "H5Dread");
     });
-    if (steps.all_ok()) steps.step([&] { dset.close(w, "H5Dclose"); });
-    if (steps.all_ok()) {
-      steps.step([&] { file.close(w, "H5Fclose"); });
-    } else {
-      dset.abandon();
-      file.abandon();
-    }
+    steps.close(w, dset, "H5Dclose");
+    steps.close(w, file, "H5Fclose", &dset);
   }
   comm.check(steps.ok, steps.msg);
   if (options.verify_checksum) {
@@ -1182,14 +1183,9 @@ std::string verify(const std::string& path, const Comm& comm) {
         }
         crc[k] = static_cast<std::uint32_t>(c);
       });
-      if (steps.all_ok()) steps.step([&] { dset.close(w, "H5Dclose"); });
+      steps.close(w, dset, "H5Dclose");
     }
-    if (steps.all_ok()) {
-      steps.step([&] { file.close(w, "H5Fclose"); });
-    } else {
-      dset.abandon();
-      file.abandon();
-    }
+    steps.close(w, file, "H5Fclose", &dset);
   }
   const bool ok = steps.ok;
   const std::string msg = steps.msg;
