@@ -643,7 +643,7 @@ TEST(Krylov, ArgumentErrors) {
   // A preconditioner that says it is not SPD is refused by CG.
   struct Skew {
     using vector_type = V1;
-    void apply(const Kokkos::DefaultExecutionSpace&, const V1& r, const V1& z) const { spmd::copy(z, r); }
+    void apply(const Kokkos::DefaultExecutionSpace&, const V1& r, const V1& z) const { spmd::copyto(z, r); }
     bool symmetric() const { return false; }
     std::string describe() const { return "skew"; }
   };
