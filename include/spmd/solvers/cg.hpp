@@ -36,6 +36,7 @@
 /// SolverOptions::replace_every iterations and at a claimed convergence (residual replacement).
 
 #include "spmd/solvers/impl/cg.hpp"
+#include "spmd/solvers/impl/pipelined_cg.hpp"
 #include "spmd/solvers/impl/krylov.hpp"
 #include "spmd/solvers/krylov.hpp"
 #include "spmd/solvers/operator.hpp"

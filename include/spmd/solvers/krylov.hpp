@@ -32,7 +32,7 @@ class Gmres;
 template <class Operator>
 class BiCgStab;
 
-/// The class that does a method's work (solvers/impl/cg.hpp, gmres.hpp, bicgstab.hpp).
+/// The class that does a method's work (solvers/impl/cg.hpp, pipelined_cg.hpp, gmres.hpp, bicgstab.hpp).
 template <class Operator, KrylovMethod K>
 struct MethodOf;
 template <class Operator>
