@@ -19,12 +19,12 @@ using spmd::testing::world;
 namespace {
 
 Distribution<1> line(index_t n, int h = 0) {
-  spmd::impl::DistributionOptions o;
+  spmd::DistributionOptions o;
   o.halo = {h};
   return Distribution<1>(world(), Index<1>{n}, o);
 }
 Distribution<2> plane(index_t m, index_t n, std::vector<int> dims, int h = 0) {
-  spmd::impl::DistributionOptions o;
+  spmd::DistributionOptions o;
   o.dims = std::move(dims);
   o.halo = {h};
   return Distribution<2>(world(), Index<2>{m, n}, o);

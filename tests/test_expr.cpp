@@ -89,7 +89,7 @@ void expect_halo_untouched(const Array<T, N>& a, const char* what) {
 }
 
 Distribution<2> dist2(int h, std::vector<int> dims = {}) {
-  spmd::impl::DistributionOptions o;
+  spmd::DistributionOptions o;
   o.halo = {h};
   o.dims = std::move(dims);
   return Distribution<2>(world(), {9, 8}, o);
@@ -413,7 +413,7 @@ TEST(Expr, PeriodicColumnsAndOtherPlanes) {
   // Column -2 is a halo read. Column 0 is moved, unless the axis is periodic in u: then the shift
   // by -(n - 1) is one by +1 modulo n, a read of the periodic halo.
   for (bool periodic : {false, true}) {
-    spmd::impl::DistributionOptions o;
+    spmd::DistributionOptions o;
     o.halo = {1};
     o.periodic = {false, periodic};
     o.dims = {0, world().size() > 1 ? 2 : 1};

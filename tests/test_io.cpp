@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "fuzz/checkpoint_metadata_input.hpp"
+#include "spmd/io/impl/testing.hpp"
 #include "spmd/io/integrity.hpp"
 #include "spmd_test.hpp"
 
@@ -81,7 +82,7 @@ void expect_values(const Array<T, N>& a, int salt, const char* what) {
 template <class T, int N>
 void round_trip(const Index<N>& shape, const std::vector<int>& write_grid, const std::vector<int>& read_grid,
                 const std::string& dir) {
-  spmd::impl::DistributionOptions wo, ro;
+  spmd::DistributionOptions wo, ro;
   wo.dims = write_grid;
   wo.halo = {1};
   ro.dims = read_grid;
@@ -181,6 +182,39 @@ TEST(Io, SeveralArraysAttributesAndXdmf) {
   if (world().rank() == 0)
     for (const auto& e : fs::directory_iterator(dir)) clean = clean && e.path().filename().string()[0] != '.';
   expect_all(world().bcast(clean ? 1 : 0, 0) == 1, "no temporaries left");
+}
+
+TEST(Io, OneRankFailingMidSaveFailsEverywhereWithoutHanging) {
+  // A failure on one rank alone inside the collective HDF5 sequence (as a failed HDF5 call on
+  // that rank would give) must reach every rank as the same error without a hang (the ctest
+  // timeout is the hang detector: a rank closing the MPI-IO file while the others are in the
+  // next collective call waits forever), leave the previous checkpoint and no temporary, and
+  // leave no file open in HDF5 on any rank (the next save works).
+  const std::string dir = test_dir("one_rank_fails");
+  const Distribution<2> d2(world(), {12, 10});
+  const Distribution<1> d1(world(), {9});
+  const std::string path = dir + "/state.h5";
+  io::save(path, {{"u", filled<double, 2>(d2, 1)}, {"k", filled<std::int64_t, 1>(d1, 2)}});
+  const int last = world().size() - 1;
+  const std::string needle = "test fault: rank " + std::to_string(last) + " fails at ";
+  for (const char* phase : {"before_write", "before_dataset_write", "mid_dataset"}) {
+    SCOPED_TRACE(phase);
+    spmd::testing::io_fault_error(phase, last);
+    auto u = filled<double, 2>(d2, 5);
+    auto k = filled<std::int64_t, 1>(d1, 6);
+    SPMD_EXPECT_COLLECTIVE_ERROR(io::save(path, {{"u", u}, {"k", k}}), needle + phase);
+    spmd::testing::io_fault_error("", -1);
+    expect_all(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_FILE) == 0, "no HDF5 file left open after the failed save");
+    expect_values(io::load<double>(path, "u", d2), 1, "the previous checkpoint");
+    expect_values(io::load<std::int64_t>(path, "k", d1), 2, "the previous checkpoint");
+    bool clean = true;
+    if (world().rank() == 0)
+      for (const auto& e : fs::directory_iterator(dir)) clean = clean && e.path().filename().string()[0] != '.';
+    expect_all(world().bcast(clean ? 1 : 0, 0) == 1, "no temporaries left");
+  }
+  io::save(path, {{"u", filled<double, 2>(d2, 7)}});
+  expect_values(io::load<double>(path, "u", d2), 7, "a save after the failures");
+  expect_all(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_FILE) == 0, "no HDF5 file left open");
 }
 
 TEST(Io, SaveArgumentErrors) {
@@ -780,7 +814,7 @@ TEST(CrossRank, Read) {
   EXPECT_EQ(std::get<std::int64_t>(io::read_attributes(path, world()).at("ranks")), 4);
   const int p = world().size();
   for (const auto& g : {std::vector<int>{1, p}, std::vector<int>{p, 1}}) {
-    spmd::impl::DistributionOptions o;
+    spmd::DistributionOptions o;
     o.dims = g;
     o.halo = {2};
     expect_values(io::load<double>(path, "u", Distribution<2>(world(), {23, 17}, o)), 5, "u at another rank count");

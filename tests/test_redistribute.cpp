@@ -22,7 +22,7 @@ namespace {
 
 template <int N>
 Distribution<N> make(const spmd::Comm& comm, const Index<N>& shape, std::vector<int> dims, int h) {
-  spmd::impl::DistributionOptions o;
+  spmd::DistributionOptions o;
   o.dims = std::move(dims);
   o.halo = {h};
   return Distribution<N>(comm, shape, o);

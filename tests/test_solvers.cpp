@@ -121,7 +121,7 @@ double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) 
 
 template <int N>
 Distribution<N> grid_dist(const Index<N>& shape, std::vector<int> dims, int halo = 1) {
-  spmd::impl::DistributionOptions o;
+  spmd::DistributionOptions o;
   o.dims = std::move(dims);
   o.halo = {halo};
   return Distribution<N>(world(), shape, o);

@@ -99,7 +99,7 @@ Csr random_matrix(index_t m, index_t n) {
 }
 
 Distribution<1> line(index_t n, int h = 0) {
-  spmd::impl::DistributionOptions o;
+  spmd::DistributionOptions o;
   o.halo = {h};
   return Distribution<1>(world(), Index<1>{n}, o);
 }

@@ -70,7 +70,27 @@ inline ProcessGrid grid(std::initializer_list<int> d) {
   return ProcessGrid{std::vector<int>(d)};
 }
 
+/// A Distribution's options as values (what halo(), periodic(), grid() and Label give the
+/// variadic constructors): empty vectors mean the defaults (no halo, no periodic axis, an
+/// automatic process grid).
+struct DistributionOptions {
+  std::vector<int> halo;       ///< halo width: none, one for every axis, or one per axis
+  std::vector<bool> periodic;  ///< periodic: none, one for every axis, or one per axis
+  std::vector<int> dims;       ///< the process grid: none, or one per axis (0: chosen)
+  std::string label;           ///< the label
+  /// Take one option. Local.
+  void apply(const Label& l) { label = l.name; }
+  /// Local.
+  void apply(const HaloWidth& h) { halo = h.widths; }
+  /// Local.
+  void apply(const Periodic& p) { periodic = p.axes; }
+  /// Local.
+  void apply(const ProcessGrid& g) { dims = g.dims; }
+};
+
 namespace impl {
+/// The public spmd::DistributionOptions (the name impl/distribution_impl.hpp still uses).
+using DistributionOptions = spmd::DistributionOptions;
 /// True for the option types above (halo, periodic, grid, label).
 template <class T>
 struct is_option : std::false_type {};
@@ -87,17 +107,6 @@ inline constexpr bool are_options_v = (is_option<std::decay_t<O>>::value && ...)
 template <class... O>
 using if_options = std::enable_if_t<are_options_v<O...>, int>;
 
-/// Options gathered from the variadic creation functions.
-struct DistributionOptions {
-  std::vector<int> halo;
-  std::vector<bool> periodic;
-  std::vector<int> dims;
-  std::string label;
-  void apply(const Label& l) { label = l.name; }
-  void apply(const HaloWidth& h) { halo = h.widths; }
-  void apply(const Periodic& p) { periodic = p.axes; }
-  void apply(const ProcessGrid& g) { dims = g.dims; }
-};
 template <class... Opts>
 DistributionOptions gather_options(const Opts&... opts) {
   DistributionOptions o;
@@ -149,7 +158,7 @@ class Distribution {
       : Distribution(comm, shape, impl::gather_options(opts...)) {}
 
   /// The same from options already gathered. Collective.
-  Distribution(const Comm& comm, const index_type& shape, const impl::DistributionOptions& opts);
+  Distribution(const Comm& comm, const index_type& shape, const DistributionOptions& opts);
 
   /// Local queries.
   const Comm& comm() const { return d_->comm; }

@@ -76,35 +76,121 @@ struct Where {
   }
 };
 
-/// An owned hid_t closed by its close function.
+/// An owned hid_t closed by its close function. The handle of a file opened with MPI-IO, or of
+/// a dataset in one, is collective (made with Collective): closing it is a collective call over
+/// the file's ranks (HDF5: H5Fclose, H5Dclose), so its destructor never closes it. The code
+/// closes such handles on every rank at the same point: close() on the normal path, abandon()
+/// after the ranks agreed that one of them failed. One still open at destruction (an exception
+/// that left the scope before the ranks agreed) is reported on stderr and left open: closing it
+/// here could wait forever for ranks that are elsewhere, and HDF5 closes what is left open at
+/// MPI_Finalize.
 class Handle {
  public:
+  /// The tag of a collective handle, with the rank (for the report).
+  struct Collective {
+    int rank;
+  };
   Handle() = default;
   Handle(hid_t id, herr_t (*close)(hid_t), const Where& w, const char* what) : id_(id), close_(close) {
     if (id_ < 0) w.fail(what);
   }
-  Handle(Handle&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = -1; }
+  Handle(hid_t id, herr_t (*close)(hid_t), const Where& w, const char* what, Collective c)
+      : id_(id), close_(close), collective_(true), rank_(c.rank), what_(what), path_(w.path) {
+    if (id_ < 0) w.fail(what);
+  }
+  Handle(Handle&& o) noexcept
+      : id_(o.id_),
+        close_(o.close_),
+        collective_(o.collective_),
+        rank_(o.rank_),
+        what_(o.what_),
+        path_(std::move(o.path_)) {
+    o.id_ = -1;
+  }
   Handle& operator=(Handle&& o) noexcept {
     std::swap(id_, o.id_);
     std::swap(close_, o.close_);
+    std::swap(collective_, o.collective_);
+    std::swap(rank_, o.rank_);
+    std::swap(what_, o.what_);
+    std::swap(path_, o.path_);
     return *this;
   }
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
   ~Handle() {
-    if (id_ >= 0 && close_) close_(id_);  // errors on the unwinding path are not reportable
+    if (id_ < 0 || !close_) return;
+    if (!collective_) {
+      close_(id_);  // errors on the unwinding path are not reportable
+      return;
+    }
+    std::fprintf(stderr,
+                 "spmd::io: rank %d leaves the %s of '%s' open after an error it did not agree on with the other "
+                 "ranks (closing it is collective over the file's ranks; HDF5 closes it at MPI_Finalize)\n",
+                 rank_, what_, path_.c_str());
   }
-  /// Close now and report failure (a file's close is where its data is flushed).
+  /// Close now and report failure (a file's close is where its data is flushed). Collective for
+  /// a collective handle.
   void close(const Where& w, const char* what) {
     const hid_t id = id_;
     id_ = -1;
     if (id >= 0) w.check(close_(id), what);
+  }
+  /// Close after a failure every rank agreed on, ignoring errors (the file is being discarded).
+  /// Collective for a collective handle (every rank abandons its handles in the same order).
+  void abandon() noexcept {
+    const hid_t id = id_;
+    id_ = -1;
+    if (id >= 0 && close_) close_(id);
   }
   operator hid_t() const { return id_; }
 
  private:
   hid_t id_ = -1;
   herr_t (*close_)(hid_t) = nullptr;
+  bool collective_ = false;
+  int rank_ = -1;
+  const char* what_ = "";
+  std::string path_;
+};
+
+/// Run the steps of a collective HDF5 sequence so that no rank enters the next collective call
+/// (or closes the file) while another has failed: step(f) runs f on every rank whose sequence
+/// is still good, then the ranks agree (one MPI_Allreduce) whether all are. `ok` and `msg`
+/// stay this rank's own outcome, for Comm::check afterwards. Collective.
+class Steps {
+ public:
+  explicit Steps(const Comm& comm) : comm_(comm) {}
+  template <class F>
+  bool step(F&& f) {
+    if (all_ok_) try {
+        f();
+      } catch (const std::exception& e) {
+        ok = false;
+        msg = e.what();
+      }
+    all_ok_ = comm_.allreduce(ok ? 0 : 1, Op::max) == 0;
+    return all_ok_;
+  }
+  /// Close a collective handle (a dataset, then its file) at the same point on every rank: as a
+  /// step while all is well; after an agreed failure abandoned (errors ignored), `also` (the
+  /// file's open dataset, if any) first. Collective.
+  void close(const Where& w, Handle& h, const char* what, Handle* also = nullptr) {
+    if (all_ok_) {
+      step([&] { h.close(w, what); });
+    } else {
+      if (also) also->abandon();
+      h.abandon();
+    }
+  }
+  /// Whether every rank's steps so far succeeded (as agreed). Local.
+  bool all_ok() const { return all_ok_; }
+  bool ok = true;
+  std::string msg;
+
+ private:
+  const Comm& comm_;
+  bool all_ok_ = true;
 };
 
 hid_t mem_type(ElementType t) {
@@ -259,6 +345,7 @@ std::string bcast_string(const Comm& comm, std::string s) {
 struct Fault {
   std::string phase;
   int rank = -1;
+  bool error = false;  // throw an spmd::Error on that rank (else SIGKILL)
 };
 Fault& armed_fault() {
   static Fault f;
@@ -269,6 +356,7 @@ Fault& armed_fault() {
 void fault_point(const Comm& comm, const char* phase) {
   const Fault& f = armed_fault();
   if (f.phase.empty() || f.phase != phase || f.rank != comm.rank()) return;
+  if (f.error) throw Error(str("spmd::io::save: test fault: rank ", comm.rank(), " fails at ", phase));
   std::fprintf(stderr, "spmd::io: test fault: rank %d kills itself at %s\n", comm.rank(), phase);
   std::fflush(stderr);
   std::raise(SIGKILL);
@@ -828,69 +916,86 @@ void save_blocks(const std::string& path, const std::vector<HostBlock>& blocks, 
     }
   };
 
-  bool ok = true;
-  std::string msg;
   std::vector<DataRange> ranges;  // the datasets' raw data in the file
   hsize_t block = 0;              // the user block's size
-  try {
+  // Every collective HDF5 call (the file's create and close, a dataset's create, write and
+  // close) is entered by all ranks or by none: the ranks agree after each step (Steps), and after
+  // a failure anywhere every rank abandons its open dataset and the file in the same order.
+  Steps steps(comm);
+  {
     QuietHdf5 quiet;
     const Where w{fn, printable(path, 200), str("written as its temporary '", fs::path(tmp).filename().string(), "'")};
-    fault_point(comm, "before_write");
-    bool large = false;
-    for (const auto& b : blocks) {
-      double bytes = static_cast<double>(b.elem_size);
-      for (index_t e : b.shape) bytes *= static_cast<double>(e);
-      large = large || bytes >= static_cast<double>(large_dataset);
-    }
-    Handle fapl = mpio_fapl(comm, w, large);
-    // The user block holds the integrity record, written once the file is complete.
-    Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose, w, "H5Pcreate (file create)");
-    block = large ? large_dataset : integrity_block_size(blocks.size());
-    w.check(H5Pset_userblock(fcpl, block), "H5Pset_userblock");
-    Handle file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, fcpl, fapl), H5Fclose, w, "H5Fcreate");
-    const std::int64_t fmt = format_version;
-    write_attr(file, "spmd_format_version", H5T_STD_I64LE, H5T_NATIVE_INT64, &fmt, w);
-    write_attr_value(file, "spmd_library_version", std::string(SPMD_VERSION_STRING), w);
-    write_attr_value(file, "spmd_checksum", std::string("crc32 of the little-endian row-major bytes (zlib)"), w);
-    if (!run_id.empty()) write_attr_value(file, "spmd_run_id", run_id, w);
-    for (const auto& [k, v] : attributes) write_attr_value(file, k, v, w);
-    Handle dxpl = collective_dxpl(w);
-    Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, w, "H5Pcreate (dataset create)");
-    w.check(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "H5Pset_fill_time");  // every element is written
-    for (std::size_t k = 0; k < blocks.size(); ++k) {
+    const Handle::Collective coll{comm.rank()};
+    Handle fapl, fcpl, file, dxpl, dcpl, dset;
+    // Each step starts with its collective call (if any), so that a local failure is agreed on
+    // before any rank enters the next one.
+    steps.step([&] {  // the property lists (H5Pset_fapl_mpio duplicates the communicator: collective)
+      bool large = false;
+      for (const auto& b : blocks) {
+        double bytes = static_cast<double>(b.elem_size);
+        for (index_t e : b.shape) bytes *= static_cast<double>(e);
+        large = large || bytes >= static_cast<double>(large_dataset);
+      }
+      fapl = mpio_fapl(comm, w, large);
+      fault_point(comm, "before_write");
+      // The user block holds the integrity record, written once the file is complete.
+      fcpl = Handle(H5Pcreate(H5P_FILE_CREATE), H5Pclose, w, "H5Pcreate (file create)");
+      block = large ? large_dataset : integrity_block_size(blocks.size());
+      w.check(H5Pset_userblock(fcpl, block), "H5Pset_userblock");
+      dxpl = collective_dxpl(w);
+      dcpl = Handle(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, w, "H5Pcreate (dataset create)");
+      w.check(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "H5Pset_fill_time");  // every element is written
+    });
+    steps.step([&] {  // the file and its attributes
+      file = Handle(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, fcpl, fapl), H5Fclose, w, "H5Fcreate", coll);
+      const std::int64_t fmt = format_version;
+      write_attr(file, "spmd_format_version", H5T_STD_I64LE, H5T_NATIVE_INT64, &fmt, w);
+      write_attr_value(file, "spmd_library_version", std::string(SPMD_VERSION_STRING), w);
+      write_attr_value(file, "spmd_checksum", std::string("crc32 of the little-endian row-major bytes (zlib)"), w);
+      if (!run_id.empty()) write_attr_value(file, "spmd_run_id", run_id, w);
+      for (const auto& [k, v] : attributes) write_attr_value(file, k, v, w);
+    });
+    for (std::size_t k = 0; k < blocks.size() && steps.all_ok(); ++k) {
       const HostBlock& b = blocks[k];
-      std::vector<hsize_t> dims(b.shape.begin(), b.shape.end());
-      Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose, w,
-                   "H5Screate_simple (dataset)");
-      Handle dset(H5Dcreate2(file, b.name.c_str(), file_type(b.type), space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose,
-                  w, "H5Dcreate2");
-      write_attr_value(dset, "spmd_element_type", std::string(element_type_name(b.type)), w);
-      const std::int64_t crc = infos[k].checksum;
-      write_attr(dset, "spmd_checksum_crc32", H5T_STD_I64LE, H5T_NATIVE_INT64, &crc, w);
-      std::vector<std::int64_t> shape(b.shape.begin(), b.shape.end());
-      write_attr(dset, "spmd_shape", H5T_STD_I64LE, H5T_NATIVE_INT64, shape.data(), w, {dims.size()});
-      if (!std::count(b.shape.begin(), b.shape.end(), index_t(0))) {  // an empty dataset has no storage
-        Selections sel = select_block(dset, b, w);
-        char dummy = 0;
-        w.check(H5Dwrite(dset, mem_type(b.type), sel.mem, sel.file, dxpl, b.data ? b.data : &dummy), "H5Dwrite");
-      }
-      if (k == 0) fault_point(comm, "mid_dataset");
-      if (!std::count(b.shape.begin(), b.shape.end(), index_t(0))) {  // where the data went, for the record
-        std::uint64_t bytes = b.elem_size;
-        for (index_t e : b.shape) bytes *= static_cast<std::uint64_t>(e);
-        const haddr_t at = H5Dget_offset(dset);
-        const hsize_t stored = H5Dget_storage_size(dset);
-        if (at == HADDR_UNDEF || stored != bytes)
-          w.fail(str("H5Dget_offset (dataset '", b.name, "': ", stored, " bytes stored of ", bytes, ")").c_str());
-        ranges.push_back(DataRange{static_cast<std::uint64_t>(at), bytes, infos[k].checksum});
-      }
-      dset.close(w, "H5Dclose");
+      const bool stored = !std::count(b.shape.begin(), b.shape.end(), index_t(0));  // an empty one has no storage
+      Selections sel;
+      steps.step([&] {
+        std::vector<hsize_t> dims(b.shape.begin(), b.shape.end());
+        Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose, w,
+                     "H5Screate_simple (dataset)");
+        dset = Handle(H5Dcreate2(file, b.name.c_str(), file_type(b.type), space, H5P_DEFAULT, dcpl, H5P_DEFAULT),
+                      H5Dclose, w, "H5Dcreate2", coll);
+        write_attr_value(dset, "spmd_element_type", std::string(element_type_name(b.type)), w);
+        const std::int64_t crc = infos[k].checksum;
+        write_attr(dset, "spmd_checksum_crc32", H5T_STD_I64LE, H5T_NATIVE_INT64, &crc, w);
+        std::vector<std::int64_t> shape(b.shape.begin(), b.shape.end());
+        write_attr(dset, "spmd_shape", H5T_STD_I64LE, H5T_NATIVE_INT64, shape.data(), w, {dims.size()});
+        if (stored) sel = select_block(dset, b, w);
+        if (k == 0) fault_point(comm, "before_dataset_write");
+      });
+      steps.step([&] {
+        if (stored) {
+          char dummy = 0;
+          w.check(H5Dwrite(dset, mem_type(b.type), sel.mem, sel.file, dxpl, b.data ? b.data : &dummy), "H5Dwrite");
+        }
+        if (k == 0) fault_point(comm, "mid_dataset");
+        if (stored) {  // where the data went, for the record
+          std::uint64_t bytes = b.elem_size;
+          for (index_t e : b.shape) bytes *= static_cast<std::uint64_t>(e);
+          const haddr_t at = H5Dget_offset(dset);
+          const hsize_t size = H5Dget_storage_size(dset);
+          if (at == HADDR_UNDEF || size != bytes)
+            w.fail(str("H5Dget_offset (dataset '", b.name, "': ", size, " bytes stored of ", bytes, ")").c_str());
+          ranges.push_back(DataRange{static_cast<std::uint64_t>(at), bytes, infos[k].checksum});
+        }
+      });
+      steps.close(w, dset, "H5Dclose");
     }
-    file.close(w, "H5Fclose");
-  } catch (const std::exception& e) {
-    ok = false;
-    msg = e.what();
+    steps.close(w, file, "H5Fclose", &dset);
   }
+  const bool ok0 = steps.ok;
+  std::string msg = steps.msg;
+  bool ok = ok0;
   agree(ok, msg);
 
   // Durable, then visible: fsync the temporary (and write the sidecar's, fsynced), rename it
@@ -959,27 +1064,33 @@ void load_block(const std::string& path, const HostBlock& b, const LoadOptions& 
     throw Error::replicated(str(fn, ": dataset '", b.name, "' of '", path, "' has shape ", shape_str(d->shape),
                                 "; the requested distribution has shape ", shape_str(b.shape)));
 
-  bool ok = true;
-  std::string msg;
-  try {
+  // As in save_blocks: the collective calls (open, read, close) are entered by all ranks or none.
+  Steps steps(comm);
+  {
     QuietHdf5 quiet;
     const Where w{fn, path};
-    Handle fapl = mpio_fapl(comm, w);
-    Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose, w, "H5Fopen");
-    Handle dset(H5Dopen2(file, b.name.c_str(), H5P_DEFAULT), H5Dclose, w, "H5Dopen2");
-    if (!std::count(b.shape.begin(), b.shape.end(), index_t(0))) {
-      Selections sel = select_block(dset, b, w);
-      Handle dxpl = collective_dxpl(w);
+    const Handle::Collective coll{comm.rank()};
+    const bool stored = !std::count(b.shape.begin(), b.shape.end(), index_t(0));
+    Handle fapl, dxpl, file, dset;
+    Selections sel;
+    steps.step([&] {
+      fapl = mpio_fapl(comm, w);
+      dxpl = collective_dxpl(w);
+    });
+    steps.step([&] {
+      file = Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose, w, "H5Fopen", coll);
+      dset = Handle(H5Dopen2(file, b.name.c_str(), H5P_DEFAULT), H5Dclose, w, "H5Dopen2", coll);
+      if (stored) sel = select_block(dset, b, w);
+    });
+    steps.step([&] {
       char dummy = 0;
-      w.check(H5Dread(dset, mem_type(b.type), sel.mem, sel.file, dxpl, b.data ? b.data : &dummy), "H5Dread");
-    }
-    dset.close(w, "H5Dclose");
-    file.close(w, "H5Fclose");
-  } catch (const std::exception& e) {
-    ok = false;
-    msg = e.what();
+      if (stored)
+        w.check(H5Dread(dset, mem_type(b.type), sel.mem, sel.file, dxpl, b.data ? b.data : &dummy), "H5Dread");
+    });
+    steps.close(w, dset, "H5Dclose");
+    steps.close(w, file, "H5Fclose", &dset);
   }
-  comm.check(ok, msg);
+  comm.check(steps.ok, steps.msg);
   if (options.verify_checksum) {
     const std::uint32_t crc = checksum_block(b);
     if (crc != d->checksum)
@@ -987,6 +1098,11 @@ void load_block(const std::string& path, const HostBlock& b, const LoadOptions& 
                                   d->checksum, ", data read has ", crc, " (the file is corrupt)"));
   }
 }
+
+/// A Dataset's owned block (Dataset keeps it private: it is an impl type).
+struct DatasetAccess {
+  static const HostBlock& block(const Dataset& d) { return d.block_; }
+};
 
 }  // namespace impl
 
@@ -996,7 +1112,7 @@ void save(const std::string& path, const std::vector<Dataset>& datasets, const A
           const SaveOptions& options) {
   std::vector<impl::HostBlock> blocks;
   blocks.reserve(datasets.size());
-  for (const auto& d : datasets) blocks.push_back(d.block());
+  for (const auto& d : datasets) blocks.push_back(impl::DatasetAccess::block(d));
   impl::save_blocks(path, blocks, attributes, options);
 }
 
@@ -1027,49 +1143,52 @@ std::string verify(const std::string& path, const Comm& comm) {
   const std::size_t nd = info.datasets.size();
   std::vector<std::uint32_t> crc(nd, 0);
   std::vector<std::uint64_t> len(nd, 0);
-  bool ok = true;
-  std::string msg;
-  try {
+  // As in save_blocks: the collective calls (open, close) are entered by all ranks or none.
+  impl::Steps steps(comm);
+  {
     impl::QuietHdf5 quiet;
     const impl::Where w{fn, impl::printable(path, 200)};
-    impl::Handle fapl = impl::mpio_fapl(comm, w);
-    impl::Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose, w, "H5Fopen");
+    const impl::Handle::Collective coll{comm.rank()};
+    impl::Handle fapl, file, dset;
+    steps.step([&] { fapl = impl::mpio_fapl(comm, w); });
+    steps.step([&] { file = impl::Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose, w, "H5Fopen", coll); });
     std::vector<unsigned char> buf;
-    for (std::size_t k = 0; k < nd; ++k) {
+    for (std::size_t k = 0; k < nd && steps.all_ok(); ++k) {
       const DatasetInfo& d = info.datasets[k];
-      impl::Handle dset(H5Dopen2(file, d.name.c_str(), H5P_DEFAULT), H5Dclose, w, "H5Dopen2");
-      if (std::count(d.shape.begin(), d.shape.end(), index_t(0))) continue;  // no storage, checksum of nothing
-      const std::uint64_t es = element_size(d.type);
-      std::uint64_t row_elems = 1;
-      for (std::size_t a = 1; a < d.shape.size(); ++a) row_elems *= static_cast<std::uint64_t>(d.shape[a]);
-      const auto rows = static_cast<std::uint64_t>(d.shape[0]);
-      const auto p = static_cast<std::uint64_t>(comm.size()), r = static_cast<std::uint64_t>(comm.rank());
-      const std::uint64_t r0 = rows / p * r + std::min(r, rows % p), r1 = r0 + rows / p + (r < rows % p ? 1 : 0);
-      const std::uint64_t step = std::max<std::uint64_t>(1, piece_bytes / (row_elems * es));
-      uLong c = crc32(0L, Z_NULL, 0);
-      for (std::uint64_t a = r0; a < r1; a += step) {
-        const std::uint64_t n = std::min(step, r1 - a);
-        std::vector<hsize_t> lo(d.shape.size(), 0), count(d.shape.begin(), d.shape.end());
-        lo[0] = a;
-        count[0] = n;
-        impl::Handle fspace(H5Dget_space(dset), H5Sclose, w, "H5Dget_space");
-        w.check(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, lo.data(), nullptr, count.data(), nullptr),
-                "H5Sselect_hyperslab");
-        const hsize_t elems = n * row_elems;
-        impl::Handle mspace(H5Screate_simple(1, &elems, nullptr), H5Sclose, w, "H5Screate_simple");
-        buf.resize(static_cast<std::size_t>(elems * es));
-        w.check(H5Dread(dset, impl::mem_type(d.type), mspace, fspace, H5P_DEFAULT, buf.data()), "H5Dread");
-        c = crc32_z(c, buf.data(), buf.size());
-        len[k] += buf.size();
-      }
-      crc[k] = static_cast<std::uint32_t>(c);
-      dset.close(w, "H5Dclose");
+      steps.step([&] {  // open, then the independent reads of this rank's rows
+        dset = impl::Handle(H5Dopen2(file, d.name.c_str(), H5P_DEFAULT), H5Dclose, w, "H5Dopen2", coll);
+        if (std::count(d.shape.begin(), d.shape.end(), index_t(0))) return;  // no storage, checksum of nothing
+        const std::uint64_t es = element_size(d.type);
+        std::uint64_t row_elems = 1;
+        for (std::size_t a = 1; a < d.shape.size(); ++a) row_elems *= static_cast<std::uint64_t>(d.shape[a]);
+        const auto rows = static_cast<std::uint64_t>(d.shape[0]);
+        const auto p = static_cast<std::uint64_t>(comm.size()), r = static_cast<std::uint64_t>(comm.rank());
+        const std::uint64_t r0 = rows / p * r + std::min(r, rows % p), r1 = r0 + rows / p + (r < rows % p ? 1 : 0);
+        const std::uint64_t step = std::max<std::uint64_t>(1, piece_bytes / (row_elems * es));
+        uLong c = crc32(0L, Z_NULL, 0);
+        for (std::uint64_t a = r0; a < r1; a += step) {
+          const std::uint64_t n = std::min(step, r1 - a);
+          std::vector<hsize_t> lo(d.shape.size(), 0), count(d.shape.begin(), d.shape.end());
+          lo[0] = a;
+          count[0] = n;
+          impl::Handle fspace(H5Dget_space(dset), H5Sclose, w, "H5Dget_space");
+          w.check(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, lo.data(), nullptr, count.data(), nullptr),
+                  "H5Sselect_hyperslab");
+          const hsize_t elems = n * row_elems;
+          impl::Handle mspace(H5Screate_simple(1, &elems, nullptr), H5Sclose, w, "H5Screate_simple");
+          buf.resize(static_cast<std::size_t>(elems * es));
+          w.check(H5Dread(dset, impl::mem_type(d.type), mspace, fspace, H5P_DEFAULT, buf.data()), "H5Dread");
+          c = crc32_z(c, buf.data(), buf.size());
+          len[k] += buf.size();
+        }
+        crc[k] = static_cast<std::uint32_t>(c);
+      });
+      steps.close(w, dset, "H5Dclose");
     }
-    file.close(w, "H5Fclose");
-  } catch (const std::exception& e) {
-    ok = false;
-    msg = e.what();
+    steps.close(w, file, "H5Fclose", &dset);
   }
+  const bool ok = steps.ok;
+  const std::string msg = steps.msg;
   if (std::string reason = impl::agreed_reason(comm, ok, msg); !reason.empty()) return reason;
   for (std::size_t k = 0; k < nd; ++k) {
     const std::vector<std::uint32_t> crcs = comm.allgather(crc[k]);
@@ -1295,7 +1414,7 @@ void CheckpointSeries::save(std::int64_t step, const std::vector<Dataset>& datas
   attributes["step"] = step;
   std::vector<impl::HostBlock> blocks;
   blocks.reserve(datasets.size());
-  for (const auto& d : datasets) blocks.push_back(d.block());
+  for (const auto& d : datasets) blocks.push_back(impl::DatasetAccess::block(d));
   impl::save_blocks(target, blocks, attributes, options, *run_id_);
   bool ok = true;
   std::string msg;
@@ -1356,11 +1475,19 @@ std::optional<std::string> CheckpointSeries::latest() const {
 namespace spmd::testing {
 
 void io_fault(const std::string& phase, int rank) {
-  static const char* const phases[] = {"before_write", "mid_dataset", "before_rename"};
+  static const char* const phases[] = {"before_write", "before_dataset_write", "mid_dataset", "before_rename"};
   if (!phase.empty() && std::find(std::begin(phases), std::end(phases), phase) == std::end(phases))
     throw Error("spmd::testing::io_fault: unknown phase '" + phase +
-                "' (before_write, mid_dataset, before_rename or empty)");
-  io::impl::armed_fault() = io::impl::Fault{phase, rank};
+                "' (before_write, before_dataset_write, mid_dataset, before_rename or empty)");
+  io::impl::armed_fault() = io::impl::Fault{phase, rank, false};
+}
+
+void io_fault_error(const std::string& phase, int rank) {
+  static const char* const phases[] = {"before_write", "before_dataset_write", "mid_dataset"};
+  if (!phase.empty() && std::find(std::begin(phases), std::end(phases), phase) == std::end(phases))
+    throw Error("spmd::testing::io_fault_error: unknown phase '" + phase +
+                "' (before_write, before_dataset_write, mid_dataset or empty)");
+  io::impl::armed_fault() = io::impl::Fault{phase, rank, true};
 }
 
 }  // namespace spmd::testing

@@ -118,6 +118,8 @@ void load_block(const std::string& path, const HostBlock& block, const LoadOptio
 /// CRC-32 of the block's part of the global row-major byte stream, combined over the ranks.
 /// Collective over block.comm.
 std::uint32_t checksum_block(const HostBlock& block);
+/// How src/io/ reads a Dataset's block (defined there).
+struct DatasetAccess;
 }  // namespace impl
 
 /// One named array to save: `{"u", u}`. Holds the array's owned block (host arrays by reference,
@@ -127,11 +129,10 @@ class Dataset {
   /// Array `a` saved as dataset `name`. Local.
   template <class T, int N, class M>
   Dataset(std::string name, const Array<T, N, M>& a) : block_(impl::host_block(std::move(name), a)) {}
-  /// The owned block on the host, with its name and place in the global array. Local.
-  const impl::HostBlock& block() const { return block_; }
 
  private:
-  impl::HostBlock block_;
+  friend struct impl::DatasetAccess;
+  impl::HostBlock block_;  // the owned block on the host, with its name and place in the global array
 };
 
 /// Write `datasets` (arrays on one communicator; any element types and ranks) and `attributes`

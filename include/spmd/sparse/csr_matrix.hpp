@@ -77,6 +77,47 @@ struct BlockStorage {
   index_t chunks = 0;   ///< chunks (0 for CSR)
 };
 
+template <class T, class M>
+class CsrMatrix;
+
+/// What the ghost import of a CsrMatrix moves per product (CsrMatrix::import_plan()): a
+/// snapshot of the plan's counts and its ghost vector (a View of the matrix's own).
+template <class T, class M>
+class ImportSummary {
+ public:
+  /// The ghost vector: x at the off-diagonal block's columns, in ghost order. Local.
+  const Kokkos::View<T*, M>& ghosts() const { return ghosts_; }
+  /// Ghosts (entries received) per import. Local.
+  index_t num_ghosts() const { return num_ghosts_; }
+  /// Entries sent per import. Local.
+  index_t num_sent() const { return num_sent_; }
+  /// Messages sent per import. Local.
+  int num_sends() const { return num_sends_; }
+  /// Messages received per import. Local.
+  int num_recvs() const { return num_recvs_; }
+  /// The backend (never automatic). Local.
+  Backend backend() const { return backend_; }
+  /// Whether device data is staged through host buffers. Local.
+  bool staged() const { return staged_; }
+
+ private:
+  template <class, class>
+  friend class CsrMatrix;
+  ImportSummary(const Kokkos::View<T*, M>& g, index_t ghosts, index_t sent, int sends, int recvs, Backend b, bool st)
+      : ghosts_(g),
+        num_ghosts_(ghosts),
+        num_sent_(sent),
+        num_sends_(sends),
+        num_recvs_(recvs),
+        backend_(b),
+        staged_(st) {}
+  Kokkos::View<T*, M> ghosts_;
+  index_t num_ghosts_ = 0, num_sent_ = 0;
+  int num_sends_ = 0, num_recvs_ = 0;
+  Backend backend_ = Backend::automatic;
+  bool staged_ = false;
+};
+
 /// A row-distributed sparse matrix (see the file comment).
 template <class T = double, class M = DefaultMemorySpace>
 class CsrMatrix {
@@ -89,8 +130,8 @@ class CsrMatrix {
   using execution_space = typename M::execution_space;
   /// The vectors: 1-D arrays on the row (or column) distribution.
   using vector_type = Array<T, 1, M>;
-  /// A rank's block as a Kokkos Kernels CSR matrix.
-  using local_matrix_type = impl::LocalMatrix<T, M>;
+  /// A rank's block as a Kokkos Kernels CSR matrix (int ordinals and offsets).
+  using local_matrix_type = KokkosSparse::CrsMatrix<T, int, Kokkos::Device<execution_space, M>, void, int>;
 
   /// A null matrix. Local.
   CsrMatrix() = default;
@@ -105,10 +146,6 @@ class CsrMatrix {
   CsrMatrix(const Distribution<1>& rows, index_t ncols, std::vector<index_t> row_ptr, std::vector<index_t> col_idx,
             std::vector<T> values, const std::string& label = "spmd::CsrMatrix")
       : CsrMatrix(rows, ncols, impl::HostRows<T>(row_ptr, col_idx, values), label) {}
-
-  /// Internal (used by the generators and the Matrix Market reader): the same from host views.
-  /// Collective.
-  CsrMatrix(const Distribution<1>& rows, index_t ncols, const impl::HostRows<T>& local, const std::string& label);
 
   // ---- queries (all Local) ---------------------------------------------------------------------
   /// The distribution of y (the range). Local.
@@ -152,8 +189,11 @@ class CsrMatrix {
     static const std::vector<index_t> none;
     return ghost_cols_ ? *ghost_cols_ : none;
   }
-  /// The ghost import plan (message counts, backend, the ghost vector). Local.
-  const impl::GhostImport<T, M>& import_plan() const { return *import_; }
+  /// The ghost import plan's counts, backend and ghost vector. Local.
+  ImportSummary<T, M> import_plan() const {
+    const auto& p = *import_;
+    return {p.ghosts(), p.num_ghosts(), p.num_sent(), p.num_sends(), p.num_recvs(), p.backend(), p.staged()};
+  }
 
   /// A zero vector on the row distribution. Local.
   vector_type make_vector(const std::string& label = "spmd::sparse::vector") const {
@@ -232,6 +272,8 @@ class CsrMatrix {
   void spmv_offdiagonal(const T& alpha, const vector_type& y) const { spmv_offdiagonal(execution_space(), alpha, y); }
 
  private:
+  /// The same from host views of this rank's rows (the public constructor's work). Collective.
+  CsrMatrix(const Distribution<1>& rows, index_t ncols, const impl::HostRows<T>& local, const std::string& label);
   /// The constructor's local part: the diagonal and off-diagonal blocks, the diagonal, the
   /// sorted ghost columns and the blocks' entry counts. Local (allocates; may throw).
   void build_blocks(const impl::HostRows<T>& in, std::vector<index_t>& ghosts, int& dnnz, int& onnz);
@@ -295,8 +337,8 @@ class CsrMatrix {
     const spmd::impl::Region region("spmd::sparse::spmv_remote");
     const impl::VecView<const T, M> g(import_->ghosts().data(), import_->ghosts().extent(0));
     Kokkos::parallel_for("spmd::sparse::CsrMatrix::offdiagonal_add", Kokkos::RangePolicy<execution_space>(exec, 0, nr),
-                         impl::OffDiagonalAdd<T, M>{spmd::impl::vec(y), off_rows_, off_.graph.row_map, off_.graph.entries,
-                                                    off_.values, g, alpha});
+                         impl::OffDiagonalAdd<T, M>{spmd::impl::vec(y), off_rows_, off_.graph.row_map,
+                                                    off_.graph.entries, off_.values, g, alpha});
   }
   void check_vector(const char* fn, const char* what, const vector_type& v, const Distribution<1>& d,
                     const char* side) const {
