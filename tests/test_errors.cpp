@@ -101,23 +101,27 @@ TEST(Errors, CollectiveOnlyByAgreementOrReplicatedData) {
 }
 
 TEST(Errors, SetIsLocalAndItsRangeErrorIsLocal) {
-  // Array::set is Local: a rank that passes an index out of range throws alone, a local error;
-  // the other ranks go on (nothing waits for it).
+  // Array::set_local is Local: a rank that passes an index it does not own throws alone, a local
+  // error; the other ranks go on (nothing waits for it). (Array::set is Collective.)
   auto a = spmd::zeros<double>(world(), {5, 4});
   const int bad = world().size() - 1;
   bool threw = false, collective = true;
   try {
-    a.set({world().rank() == bad ? 5 : 0, 0}, 1.0);
+    if (world().rank() == bad)
+      a.set_local({5, 0}, 1.0);
+    else if (world().rank() == 0)
+      a.set_local({0, 0}, 1.0);
   } catch (const spmd::Error& e) {
     threw = true;
     collective = e.collective();
-    EXPECT_NE(std::string(e.what()).find("spmd::Array::set: global index {5, 0} is out of range"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("spmd::Array::set_local: global index {5, 0} is not owned by rank"),
+              std::string::npos)
         << e.what();
   }
   EXPECT_EQ(threw, world().rank() == bad);
   if (threw) {
     EXPECT_FALSE(collective);
   }
-  // Element {0, 0} was written by its owner on every rank but the one that threw.
+  // Element {0, 0} was written by its owner (rank 0) unless rank 0 is the one that threw.
   EXPECT_EQ(a.get(0, 0), world().size() > 1 ? 1.0 : 0.0);
 }

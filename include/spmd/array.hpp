@@ -100,7 +100,8 @@ class Array {
       else
         view_ = make_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label.name), std::make_index_sequence<N>{});
     } catch (const std::exception& e) {
-      throw Error(impl::allocation_message<T, MemorySpace>("spmd::Array", dist, label.name, e));
+      const std::string what = impl::allocation_message<T, MemorySpace>("spmd::Array", dist, label.name, e);
+      throw Error(what);  // local: one rank may fail alone (impl::make_array agrees)
     }
   }
   /// A new array holding the values of an expression or a slice (NumPy's `r = b - A.dot(x)`:
