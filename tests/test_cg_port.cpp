@@ -44,7 +44,7 @@ int solve(const Matrix& A, const Vector& b, Vector& x_out, int conv_iters, int m
   Vector Ax = A.make_vector("Ax");
   Vector x = spmd::zeros_like(b);  // x = np.zeros(A.shape[1])
   A.apply(x, Ax);                  // A.dot(x)
-  Vector r(b - Ax);                 // r = b - A.dot(x)
+  Vector r(b - Ax);                // r = b - A.dot(x)
   Vector p = r;                    // p = r
   double rsold = spmd::dot(r, r);  // rsold = r.dot(r)
   int converged = -1;
