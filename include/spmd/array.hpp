@@ -198,7 +198,7 @@ class Array {
     if (!halo) return fill_with_halo(exec, v);  // the owned block is the whole storage
     std::array<int, N> ext{};
     for (int d = 0; d < N; ++d) ext[d] = static_cast<int>(dist_.owned().extent(d));
-    impl::for_points(exec, "spmd::Array::fill", ext, OwnedFill{owned_access(), v});
+    impl::for_points(exec, "spmd::Array::fill", ext, impl::OwnedFill<OwnedAccess<view_type, N>, T>{owned_access(), v});
   }
   /// fill() on a default instance. Local.
   void fill(const T& v) const { fill(execution_space(), v); }
@@ -297,16 +297,6 @@ class Array {
   friend Array<U, K, X> impl::share(const Array<U, K, X>& a);
   template <class U, int K, class X>
   friend std::shared_ptr<void>& impl::slot(const Array<U, K, X>& a, impl::Slot s);
-  /// Kernel body of fill(): v at every owned point.
-  struct OwnedFill {
-    OwnedAccess<view_type, N> out;
-    T v;
-    template <class... I>
-    KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
-      out(i...) = v;
-    }
-  };
-
   template <class Alloc, std::size_t... D>
   view_type make_view(const Alloc& alloc, std::index_sequence<D...>) const {
     const auto e = dist_.local_extents_with_halo();

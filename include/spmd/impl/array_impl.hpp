@@ -153,4 +153,17 @@ void arange_fill(const Array<T, 1, M>& a, T start, T step) {
       KOKKOS_LAMBDA(int i) { out(i) = static_cast<T>(start + static_cast<T>(lo + i) * step); });
 }
 
+/// Kernel body of Array::fill(): v at every owned point, through the array's owned accessor.
+/// (A namespace-scope type: nvcc's generated kernel stubs name the functor's type, so it cannot be
+/// a private member of Array.)
+template <class Access, class T>
+struct OwnedFill {
+  Access out;
+  T v;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(I... i) const {
+    out(i...) = v;
+  }
+};
+
 }  // namespace spmd::impl
