@@ -11,6 +11,7 @@ are local and move nothing. See docs/python.md.
 """
 
 import atexit
+import builtins as _builtins  # sum, min, max, any, all are NumPy's names here
 import numbers
 
 import numpy as np
@@ -156,7 +157,7 @@ def arange(start, stop=None, step=1, dtype=None, *, comm=None, halo=None, period
     if step == 0:
         raise ZeroDivisionError("spmdarray.arange: step must not be zero")
     d = np_dtype(dtype if dtype is not None else np.result_type(start, stop, step))
-    n = max(0, int(np.ceil((stop - start) / step)))
+    n = _builtins.max(0, int(np.ceil((stop - start) / step)))
     h, p, g = _opts(halo, periodic, grid)
     comm = comm or _world()
     return ndarray(_core.arange(_expr.DTYPES[d], comm._c, n, float(start), float(step), h, p, g, label or ""))
@@ -345,7 +346,7 @@ class ndarray:
         h = self._h
         if not isinstance(key, tuple):
             key = (key,)
-        n_ell = builtins_sum(1 for k in key if k is Ellipsis)
+        n_ell = _builtins.sum(1 for k in key if k is Ellipsis)
         if n_ell > 1:
             raise IndexError("an index can only have a single ellipsis ('...')")
         for k in key:
@@ -484,8 +485,6 @@ for _name, _f in _OPERATORS.items():
 ndarray.__array_ufunc__ = _array_ufunc
 ndarray.__array_function__ = _array_function
 
-import builtins as _builtins  # noqa: E402  (sum/min/max/any/all below shadow the builtins)
-builtins_sum = _builtins.sum
 
 
 # ---- evaluation ---------------------------------------------------------------------------------
