@@ -513,7 +513,7 @@ def _materialize(n, dtype=None):
 
 def _prepare(n, c):
     """Tree n for a program of type c: sub-trees that compute in another type are evaluated first."""
-    if not isinstance(n, Expr):
+    if type(n) is not Expr:
         return n
     if n.op in _expr.COMPARE:
         if not _expr.fits_compare(_expr.optype(n), c):
@@ -527,7 +527,10 @@ def _prepare(n, c):
         return _materialize(n)
     elif n.op == "where" and n.dtype != c:
         return _materialize(n)
-    return Expr(n.op, tuple(_prepare(a, c) for a in n.args), n.dtype, n.shape)
+    args = tuple(_prepare(a, c) for a in n.args)
+    if _builtins.all(x is y for x, y in zip(args, n.args)):
+        return n
+    return Expr(n.op, args, n.dtype, n.shape)
 
 
 def _compile(tree, c, ndim, anchor_first=False, shape=None):

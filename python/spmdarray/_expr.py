@@ -42,17 +42,28 @@ def np_dtype(dtype):
     return d
 
 
+_SCALARS = (float, int, bool)
+
+
 def is_scalar(x):
+    t = type(x)
+    if t in _SCALARS:
+        return True
+    if t is Expr or hasattr(x, "_h"):
+        return False
     return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, complex)
 
 
 class Expr:
     """A lazy element-wise expression (see the module comment). Operators as on arrays."""
 
-    __slots__ = ("op", "args", "dtype", "shape")
+    __slots__ = ("op", "args", "dtype", "shape", "need")
 
     def __init__(self, op, args, dtype, shape):
         self.op, self.args, self.dtype, self.shape = op, args, dtype, shape
+        # registers to evaluate it (Sethi-Ullman: children in decreasing need)
+        ns = sorted((a.need if type(a) is Expr else 1 for a in args), reverse=True)
+        self.need = max(x + i for i, x in enumerate(ns))
 
     @property
     def ndim(self):
@@ -113,6 +124,8 @@ def broadcast_shape(fn, args):
     shapes = [shape_of(a) for a in args if not is_scalar(a)]
     if not shapes:
         return ()
+    if all(s == shapes[0] for s in shapes):
+        return shapes[0]
     try:
         out = np.broadcast_shapes(*shapes)
     except ValueError:
@@ -265,10 +278,7 @@ class Program:
 
 
 def need(n):
-    if not isinstance(n, Expr):
-        return 1
-    ns = sorted((need(a) for a in n.args), reverse=True)
-    return max(x + i for i, x in enumerate(ns))
+    return n.need if type(n) is Expr else 1
 
 
 def gen(p, n, leaf):

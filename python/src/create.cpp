@@ -73,8 +73,7 @@ Distribution<P> make_distribution(const Comm& comm, const std::vector<index_t>& 
 Holder create(DType dtype, const Comm& comm, const std::vector<index_t>& shape, const DistributionOptions& opts,
               Fill fill, double value) {
   const int P = static_cast<int>(shape.size());
-  if (P < 1 || P > 3)
-    throw Error::replicated(impl::str("spmdarray: arrays have 1 to 3 axes (shape of ", P, " given)"));
+  if (P < 1 || P > 3) throw Error::replicated(impl::str("spmdarray: arrays have 1 to 3 axes (shape of ", P, " given)"));
   auto p = dispatch_parent(dtype, P, [&](auto t, auto pc) {
     using T = decltype(t);
     constexpr int N = decltype(pc)::value;

@@ -128,7 +128,7 @@ Scalar reduce_program(Reduction r, const ProgramIn& p) {
   }
 }
 
-#define SPMD_PY_INSTANTIATE_PROGRAM(C)                                     \
+#define SPMD_PY_INSTANTIATE_PROGRAM(C)                                    \
   template void assign_program<C>(const Holder& dst, const ProgramIn& p); \
   template Scalar reduce_program<C>(Reduction r, const ProgramIn& p);
 

@@ -77,11 +77,11 @@ DistributionOptions options(const std::vector<int>& halo, const std::vector<bool
   return o;
 }
 
-ProgramIn program_in(const std::vector<int>& code, const std::vector<double>& kf,
-                     const std::vector<std::int64_t>& ki, int result, const std::vector<Holder>& operands,
-                     const std::vector<index_t>& shape) {
+ProgramIn program_in(const std::vector<int>& code, const std::vector<double>& kf, const std::vector<std::int64_t>& ki,
+                     int result, const std::vector<Holder>& operands, const std::vector<index_t>& shape) {
   ProgramIn p;
-  if (code.size() % 5 != 0) throw Error::replicated("spmdarray: internal error: a program's code is 5 numbers an instruction");
+  if (code.size() % 5 != 0)
+    throw Error::replicated("spmdarray: internal error: a program's code is 5 numbers an instruction");
   for (std::size_t i = 0; i < code.size(); i += 5) {
     Ins in;
     in.op = static_cast<std::uint8_t>(code[i]);
@@ -159,7 +159,8 @@ NB_MODULE(_core, m) {
       .value("count_nonzero", Reduction::count_nonzero);
 
   m.def("init", &init, "MPI (unless already initialised, e.g. by mpi4py), then Kokkos. Collective.");
-  m.def("finalize", &finalize, "Release every array and communicator, then finalize Kokkos (and MPI if it started it).");
+  m.def("finalize", &finalize,
+        "Release every array and communicator, then finalize Kokkos (and MPI if it started it).");
   m.def("mpi_library_version", [] {
     char v[MPI_MAX_LIBRARY_VERSION_STRING];
     int n = 0;
@@ -168,9 +169,9 @@ NB_MODULE(_core, m) {
   });
   m.def("execution_space", [] { return std::string(Kokkos::DefaultExecutionSpace::name()); });
   m.def("op_codes", [] {
-    return std::vector<int>{op_load, op_const, op_neg,  op_abs,     op_sqrt,    op_exp, op_log, op_sin, op_cos,
-                            op_lnot, op_add,   op_sub,  op_mul,     op_div,     op_pow, op_minimum, op_maximum,
-                            op_lt,   op_le,    op_gt,   op_ge,      op_eq,      op_ne,  op_land, op_lor, op_where};
+    return std::vector<int>{op_load, op_const, op_neg, op_abs, op_sqrt, op_exp,  op_log,     op_sin,     op_cos,
+                            op_lnot, op_add,   op_sub, op_mul, op_div,  op_pow,  op_minimum, op_maximum, op_lt,
+                            op_le,   op_gt,    op_ge,  op_eq,  op_ne,   op_land, op_lor,     op_where};
   });
   m.attr("MAX_INSTRUCTIONS") = kMaxIns;
   m.attr("MAX_REGISTERS") = kMaxRegs;
@@ -196,9 +197,12 @@ NB_MODULE(_core, m) {
       .def_prop_ro("dtype", &Holder::dtype)
       .def_prop_ro("ndim", [](const Holder& h) { return h.ndim; })
       .def_prop_ro("parent_ndim", [](const Holder& h) { return h.prank(); })
-      .def_prop_ro("shape", [](const Holder& h) { return std::vector<index_t>(h.shape.begin(), h.shape.begin() + h.ndim); })
-      .def_prop_ro("start", [](const Holder& h) { return std::vector<index_t>(h.start.begin(), h.start.begin() + h.prank()); })
-      .def_prop_ro("step", [](const Holder& h) { return std::vector<index_t>(h.step.begin(), h.step.begin() + h.prank()); })
+      .def_prop_ro("shape",
+                   [](const Holder& h) { return std::vector<index_t>(h.shape.begin(), h.shape.begin() + h.ndim); })
+      .def_prop_ro("start",
+                   [](const Holder& h) { return std::vector<index_t>(h.start.begin(), h.start.begin() + h.prank()); })
+      .def_prop_ro("step",
+                   [](const Holder& h) { return std::vector<index_t>(h.step.begin(), h.step.begin() + h.prank()); })
       .def_prop_ro("map", [](const Holder& h) { return std::vector<int>(h.map.begin(), h.map.begin() + h.prank()); })
       .def_prop_ro("parent_id", [](const Holder& h) { return reinterpret_cast<std::uintptr_t>(h.parent.get()); })
       .def_prop_rw(
@@ -206,24 +210,26 @@ NB_MODULE(_core, m) {
           [](Holder& h, bool s) { h.parent->halo_stale = s; })
       .def_prop_ro("has_halo", [](const Holder& h) { return h.parent->has_halo(); })
       .def("whole", &Holder::whole)
-      .def("parent", [](const Holder& h) {
-        std::vector<index_t> shape;
-        const ParentInfo i = parent_info(*h.parent);
-        return whole_holder(h.parent, i.shape);
-      })
-      .def("info", [](const Holder& h) {
-        const ParentInfo i = parent_info(*h.parent);
-        nb::dict d;
-        d["shape"] = i.shape;
-        d["halo"] = i.halo;
-        d["periodic"] = i.periodic;
-        d["grid"] = i.grid;
-        d["owned_lo"] = i.owned_lo;
-        d["owned_hi"] = i.owned_hi;
-        d["label"] = i.label;
-        d["comm"] = wrap(*i.comm);
-        return d;
-      })
+      .def("parent",
+           [](const Holder& h) {
+             std::vector<index_t> shape;
+             const ParentInfo i = parent_info(*h.parent);
+             return whole_holder(h.parent, i.shape);
+           })
+      .def("info",
+           [](const Holder& h) {
+             const ParentInfo i = parent_info(*h.parent);
+             nb::dict d;
+             d["shape"] = i.shape;
+             d["halo"] = i.halo;
+             d["periodic"] = i.periodic;
+             d["grid"] = i.grid;
+             d["owned_lo"] = i.owned_lo;
+             d["owned_hi"] = i.owned_hi;
+             d["label"] = i.label;
+             d["comm"] = wrap(*i.comm);
+             return d;
+           })
       .def("select", [](const Holder& h, const std::vector<index_t>& start, const std::vector<index_t>& step,
                         const std::vector<int>& map, const std::vector<index_t>& shape) {
         Holder v = h;
@@ -237,17 +243,16 @@ NB_MODULE(_core, m) {
         return v;
       });
 
-  m.def("create",
-        [](DType dtype, const PyComm& comm, const std::vector<index_t>& shape, const std::vector<int>& halo,
-           const std::vector<bool>& periodic, const std::vector<int>& grid, const std::string& label, int fill,
-           double value) {
-          return create(dtype, comm_of(comm), shape, options(halo, periodic, grid, label), static_cast<Fill>(fill),
-                        value);
-        });
-  m.def("arange", [](DType dtype, const PyComm& comm, index_t n, double start, double step, const std::vector<int>& halo,
-                     const std::vector<bool>& periodic, const std::vector<int>& grid, const std::string& label) {
-    return arange(dtype, comm_of(comm), n, start, step, options(halo, periodic, grid, label));
+  m.def("create", [](DType dtype, const PyComm& comm, const std::vector<index_t>& shape, const std::vector<int>& halo,
+                     const std::vector<bool>& periodic, const std::vector<int>& grid, const std::string& label,
+                     int fill, double value) {
+    return create(dtype, comm_of(comm), shape, options(halo, periodic, grid, label), static_cast<Fill>(fill), value);
   });
+  m.def("arange",
+        [](DType dtype, const PyComm& comm, index_t n, double start, double step, const std::vector<int>& halo,
+           const std::vector<bool>& periodic, const std::vector<int>& grid, const std::string& label) {
+          return arange(dtype, comm_of(comm), n, start, step, options(halo, periodic, grid, label));
+        });
   m.def("convert", [](const Holder& h, DType dtype) {
     Holder v = h;
     v.parent = convert_parent(*h.parent, dtype);
@@ -276,12 +281,13 @@ NB_MODULE(_core, m) {
   });
   m.def("bench_cpp_fused5", &bench_cpp_fused5,
         "perf/bench_python.py: the C++ fused kernel out = 0.2 * (a + b + c + d + e), reps times; seconds each.");
-  m.def("reduce", [](Reduction r, DType c, const std::vector<int>& code, const std::vector<double>& kf,
-                     const std::vector<std::int64_t>& ki, int result, const std::vector<Holder>& operands,
-                     const std::vector<index_t>& shape) -> nb::object {
-    const ProgramIn p = program_in(code, kf, ki, result, operands, shape);
-    const Scalar s = by_program_type(c, [&](auto t) { return reduce_program<decltype(t)>(r, p); });
-    if (s.is_int) return nb::int_(s.i);
-    return nb::float_(s.f);
-  });
+  m.def("reduce",
+        [](Reduction r, DType c, const std::vector<int>& code, const std::vector<double>& kf,
+           const std::vector<std::int64_t>& ki, int result, const std::vector<Holder>& operands,
+           const std::vector<index_t>& shape) -> nb::object {
+          const ProgramIn p = program_in(code, kf, ki, result, operands, shape);
+          const Scalar s = by_program_type(c, [&](auto t) { return reduce_program<decltype(t)>(r, p); });
+          if (s.is_int) return nb::int_(s.i);
+          return nb::float_(s.f);
+        });
 }

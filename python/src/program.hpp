@@ -72,7 +72,7 @@ struct Code {
 /// Points per chunk: host spaces evaluate a line in chunks, devices point by point.
 template <class Mem>
 constexpr int chunk_of() {
-  return impl::host_accessible<Mem>() ? 128 : 1;
+  return impl::host_accessible<Mem>() ? 256 : 1;
 }
 
 template <class C, int B, bool Contig>
@@ -90,10 +90,12 @@ struct ProgLine {
 
   template <impl::BinOp O>
   KOKKOS_FORCEINLINE_FUNCTION static void bin(C* d, const C* x, const C* y, const index_t n) {
-    for (index_t j = 0; j < n; ++j) d[j] = static_cast<C>(impl::Bin<O, C>::apply(x[j], y[j]));
+    SPMD_IMPL_INDEPENDENT_ITERATIONS  // d may be x or y: element j reads only element j
+        for (index_t j = 0; j < n; ++j) d[j] = static_cast<C>(impl::Bin<O, C>::apply(x[j], y[j]));
   }
   template <impl::UnOp O>
   KOKKOS_FORCEINLINE_FUNCTION static void un(C* d, const C* x, const index_t n) {
+    SPMD_IMPL_INDEPENDENT_ITERATIONS
     for (index_t j = 0; j < n; ++j) d[j] = static_cast<C>(impl::Un<O, C>::apply(x[j]));
   }
 
@@ -109,6 +111,7 @@ struct ProgLine {
       switch (in.op) {
         case op_load: {
           const auto r = src[in.a];
+          SPMD_IMPL_INDEPENDENT_ITERATIONS
           for (index_t j = 0; j < n; ++j) d[j] = r(i + j);
           break;
         }
@@ -167,6 +170,7 @@ struct ProgLine {
           break;
         case op_where: {
           const C* z = reg[in.c];
+          SPMD_IMPL_INDEPENDENT_ITERATIONS
           for (index_t j = 0; j < n; ++j) d[j] = x[j] ? y[j] : z[j];
           break;
         }

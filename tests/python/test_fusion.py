@@ -190,3 +190,23 @@ def test_large_expression_splits():
     out[...] = e
     np.testing.assert_allclose(out.gather(), ref, rtol=1e-14)
     assert np.isclose(sa.sum(e), ref.sum(), rtol=1e-13)
+
+
+def test_bool_arrays_in_programs(rng):
+    x, y = data(rng, (31,), np.float64), data(rng, (31,), np.float64)
+    m = data(rng, (31,), np.bool_)
+    a, b, am = sa.array(x), sa.array(y), sa.array(m)
+    out = sa.zeros((31,))
+    out[...] = sa.where(am, a, b * 2.0)
+    np.testing.assert_array_equal(out.gather(), np.where(m, x, y * 2.0))
+    nm = sa.zeros((31,), np.bool_)
+    nm[...] = ~am | (a > b)  # a program of bools and a float comparison
+    np.testing.assert_array_equal(nm.gather(), ~m | (x > y))
+    nm[...] = ~am  # bools only
+    np.testing.assert_array_equal(nm.gather(), ~m)
+    assert sa.count_nonzero(am) == np.count_nonzero(m) and sa.sum(am) == np.sum(m)
+    f = sa.zeros((31,), np.float32)
+    f[...] = am  # bool into float32: NumPy's cast
+    np.testing.assert_array_equal(f.gather(), m.astype(np.float32))
+    a[...] = a  # itself: nothing to do
+    np.testing.assert_array_equal(a.gather(), x)
