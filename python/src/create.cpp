@@ -87,28 +87,48 @@ Holder create(DType dtype, const Comm& comm, const std::vector<index_t>& shape, 
   return whole_holder(std::move(p), shape);
 }
 
+// (kernels in named templates: nvcc rejects an extended lambda inside a generic lambda)
+template <class T>
+void arange_kernel(const Array<T, 1>& a, double start, double step) {
+  auto acc = a.accessor();
+  const index_t lo = a.owned().lo[0];
+  const bool integral = std::is_integral_v<T>;
+  const auto is = static_cast<index_t>(start), id = static_cast<index_t>(step);
+  const typename Array<T, 1>::execution_space exec;
+  Kokkos::parallel_for(
+      "spmd::py::arange", Kokkos::RangePolicy<typename Array<T, 1>::execution_space>(exec, 0, a.owned().extent(0)),
+      KOKKOS_LAMBDA(const index_t i) {
+        const index_t g = lo + i;
+        // NumPy: start + i * step, exactly in integers
+        acc(g) = integral ? static_cast<T>(is + g * id) : static_cast<T>(start + static_cast<double>(g) * step);
+      });
+  impl::fence(exec, "spmd::py::arange");
+}
+
 Holder arange(DType dtype, const Comm& comm, index_t n, double start, double step, const DistributionOptions& opts) {
   Holder h = create(dtype, comm, {n}, opts, Fill::none, 0);
   dispatch_parent(dtype, 1, [&](auto t, auto) {
-    using T = decltype(t);
-    const auto& a = h.array<T, 1>();
-    auto acc = a.accessor();
-    const index_t lo = a.owned().lo[0];
-    const bool integral = std::is_integral_v<T>;
-    const auto is = static_cast<index_t>(start), id = static_cast<index_t>(step);
-    const typename Array<T, 1>::execution_space exec;
-    Kokkos::parallel_for(
-        "spmd::py::arange", Kokkos::RangePolicy<typename Array<T, 1>::execution_space>(exec, 0, a.owned().extent(0)),
-        KOKKOS_LAMBDA(const index_t i) {
-          const index_t g = lo + i;
-          // NumPy: start + i * step, exactly in integers
-          acc(g) = integral ? static_cast<T>(is + g * id) : static_cast<T>(start + static_cast<double>(g) * step);
-        });
-    impl::fence(exec, "spmd::py::arange");
+    arange_kernel(h.array<decltype(t), 1>(), start, step);
     return 0;
   });
   h.parent->halo_stale = true;
   return h;
+}
+
+template <class D, class S, int P>
+std::shared_ptr<ParentBase> convert_kernel(const Array<S, P>& src, bool stale) {
+  Array<D, P> out(src.distribution(), Label{src.label()}, Init::none);
+  const S* from = src.local_with_halo().data();
+  D* to = out.local_with_halo().data();
+  const auto n = static_cast<index_t>(src.local_with_halo().span());
+  const typename Array<D, P>::execution_space exec;
+  Kokkos::parallel_for(
+      "spmd::py::astype", Kokkos::RangePolicy<typename Array<D, P>::execution_space>(exec, 0, n),
+      KOKKOS_LAMBDA(const index_t i) { to[i] = static_cast<D>(from[i]); });
+  impl::fence(exec, "spmd::py::astype");
+  auto p = make_parent(std::move(out));
+  p->halo_stale = stale;
+  return p;
 }
 
 std::shared_ptr<ParentBase> convert_parent(const ParentBase& like, DType dtype) {
@@ -116,21 +136,7 @@ std::shared_ptr<ParentBase> convert_parent(const ParentBase& like, DType dtype) 
     using S = decltype(s);
     constexpr int P = decltype(pc)::value;
     const auto& src = static_cast<const Parent<S, P>&>(like).a;
-    return dispatch_parent(dtype, 1, [&](auto d, auto) {
-      using D = decltype(d);
-      Array<D, P> out(src.distribution(), Label{src.label()}, Init::none);
-      const S* from = src.local_with_halo().data();
-      D* to = out.local_with_halo().data();
-      const auto n = static_cast<index_t>(src.local_with_halo().span());
-      const typename Array<D, P>::execution_space exec;
-      Kokkos::parallel_for(
-          "spmd::py::astype", Kokkos::RangePolicy<typename Array<D, P>::execution_space>(exec, 0, n),
-          KOKKOS_LAMBDA(const index_t i) { to[i] = static_cast<D>(from[i]); });
-      impl::fence(exec, "spmd::py::astype");
-      auto p = make_parent(std::move(out));
-      p->halo_stale = like.halo_stale;
-      return p;
-    });
+    return dispatch_parent(dtype, 1, [&](auto d, auto) { return convert_kernel<decltype(d)>(src, like.halo_stale); });
   });
 }
 
