@@ -118,3 +118,29 @@ spmd_hdf5_flag() {
     echo "-DSPMD_ENABLE_HDF5=ON"
   fi
 }
+
+# The Python packages of the Python front (SPMD_ENABLE_PYTHON; docs/python.md) that Debian does not
+# have, from PyPI, in a venv of their own beside the Kokkos cache: Debian's python3 stays untouched
+# and its numpy/scipy/h5py stay visible (--system-site-packages). mpi4py is compiled against MPICH
+# (mpicc.mpich), the MPI the library uses: its PyPI wheel expects another MPI's libmpi.so.12. Made
+# once per pin set, interpreter and MPICH; prints the venv's python. SPMD_PYTHON_ENV overrides.
+SPMD_PY_PINS="nanobind==3.1.0 scikit-build-core==1.1.2 pytest==9.2.0 mpi4py==4.1.2"
+spmd_python_env() {
+  local cache key venv py mpicc
+  cache=${SPMD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/spmdarray}
+  mpicc=${SPMD_MPICC:-$(command -v mpicc.mpich)}
+  key=$( { echo "$SPMD_PY_PINS"; /usr/bin/python3 --version; "$mpicc" -show; mpichversion 2>/dev/null | head -1; } |
+         sha1sum | cut -c1-10)
+  venv=${SPMD_PYTHON_ENV:-$cache/python-venv-$key}
+  py=$venv/bin/python
+  if [[ ! -f "$venv/.complete" ]]; then
+    spmd_log "making the Python venv $venv (PyPI: $SPMD_PY_PINS)"
+    rm -rf "$venv"
+    /usr/bin/python3 -m venv --system-site-packages "$venv" >&2
+    # shellcheck disable=SC2086
+    MPICC=$mpicc "$py" -m pip install --no-cache-dir --no-binary mpi4py $SPMD_PY_PINS >&2 ||
+      { spmd_log "pip install failed (PyPI unreachable?): the Python front needs $SPMD_PY_PINS"; return 1; }
+    touch "$venv/.complete"
+  fi
+  echo "$py"
+}

@@ -1,0 +1,801 @@
+"""spmdarray: MPI-distributed N-d arrays with NumPy's names, fused expressions, on Kokkos.
+
+Run every rank the same program (``mpiexec -n 4 python app.py``). An ``ndarray`` is distributed
+over a communicator; arithmetic builds a lazy expression that one kernel evaluates when it is
+assigned (``a[1:-1] = 0.5 * (b[2:] + b[:-2])``) or reduced (``spmdarray.sum(a * b)``).
+
+Collectiveness (every rank must make the call, with the same arguments): creating an array,
+assignment, reductions, ``gather()`` / ``np.asarray(a)``, ``astype``, ``copy``, element reads and
+writes by integer index, ``exchange_halo``. Making a view (slicing) and building an expression
+are local and move nothing. See docs/python.md.
+"""
+
+import atexit
+import builtins as _builtins  # sum, min, max, any, all are NumPy's names here
+import numbers
+
+import numpy as np
+
+try:  # mpi4py first when present: it initialises MPI, and spmdarray must use that same MPI
+    from mpi4py import MPI as _MPI
+except ImportError:  # pragma: no cover - mpi4py is optional
+    _MPI = None
+
+from . import _core
+from ._core import Error
+from . import _expr
+from ._expr import Expr, np_dtype, is_scalar
+
+__all__ = ["Error", "Comm", "ndarray", "Expr", "zeros", "ones", "full", "empty", "arange", "array", "asarray",
+           "zeros_like", "ones_like", "empty_like", "full_like",
+           "sqrt", "exp", "log", "sin", "cos", "abs", "absolute", "negative", "minimum", "maximum", "where",
+           "logical_and", "logical_or", "logical_not", "power", "sum", "prod", "min", "max", "amin", "amax", "mean",
+           "dot", "vdot", "count_nonzero", "any", "all", "copy", "float64", "float32", "int64", "int32", "bool_"]
+
+float64, float32, int64, int32, bool_ = np.float64, np.float32, np.int64, np.int32, np.bool_
+
+_core.init()
+if _MPI is not None:
+    _theirs, _ours = _MPI.Get_library_version(), _core.mpi_library_version()
+    if _theirs.split("\n")[0].strip() != _ours.split("\n")[0].strip():
+        raise ImportError("spmdarray: mpi4py uses another MPI than spmdarray (mpi4py: "
+                          f"{_theirs.splitlines()[0]!r}; spmdarray: {_ours.splitlines()[0]!r}); build mpi4py "
+                          "against the same MPI (MPICC=mpicc.mpich pip install --no-binary mpi4py mpi4py)")
+atexit.register(_core.finalize)  # after mpi4py's import: runs before MPI is finalized
+
+
+class Comm:
+    """A communicator: the library's own duplicate of an MPI communicator.
+
+    ``Comm()`` is MPI_COMM_WORLD's duplicate (every array's default); ``Comm.from_mpi4py(c)``
+    duplicates an mpi4py communicator (Collective over c); ``to_mpi4py()`` gives an mpi4py view
+    of this duplicate (do not free it)."""
+
+    __slots__ = ("_c",)
+    _world = None
+
+    def __init__(self, _c=None):
+        if _c is None:
+            if Comm._world is None:
+                Comm._world = _core.world()
+            _c = Comm._world
+        self._c = _c
+
+    @property
+    def rank(self):
+        return self._c.rank
+
+    @property
+    def size(self):
+        return self._c.size
+
+    def barrier(self):
+        """Collective."""
+        self._c.barrier()
+
+    @staticmethod
+    def from_mpi4py(comm):
+        """Duplicate an mpi4py communicator. Collective over comm."""
+        if _MPI is None:
+            raise NotImplementedError("spmdarray.Comm.from_mpi4py: mpi4py is not installed")
+        return Comm(_core.comm_from_fortran(comm.py2f()))
+
+    def to_mpi4py(self):
+        """An mpi4py Comm naming this duplicate (spmdarray frees it: do not call Free). Local."""
+        if _MPI is None:
+            raise NotImplementedError("spmdarray.Comm.to_mpi4py: mpi4py is not installed")
+        return _MPI.Comm.f2py(self._c.fortran_handle())
+
+    def __eq__(self, other):
+        return isinstance(other, Comm) and self._c.same(other._c)
+
+    def __hash__(self):
+        return id(self._c)
+
+    def __repr__(self):
+        return f"spmdarray.Comm(rank={self.rank}, size={self.size})"
+
+
+def _world():
+    return Comm()
+
+
+def _opts(halo, periodic, grid):
+    def ints(x):
+        return [] if x is None else ([int(x)] if isinstance(x, numbers.Integral) else [int(v) for v in x])
+    p = [] if periodic is None else ([bool(periodic)] if isinstance(periodic, (bool, np.bool_)) else
+                                     [bool(v) for v in periodic])
+    return ints(halo), p, ints(grid)
+
+
+def _shape(shape):
+    if isinstance(shape, numbers.Integral):
+        shape = (shape,)
+    shape = tuple(int(s) for s in shape)
+    if not 1 <= len(shape) <= 3:
+        raise NotImplementedError(f"spmdarray: arrays of {len(shape)} axes (spmdarray has 1 to 3)")
+    return shape
+
+
+def _create(shape, dtype, fill, value, comm, halo, periodic, grid, label):
+    d = np_dtype(dtype)
+    h, p, g = _opts(halo, periodic, grid)
+    comm = comm or _world()
+    return ndarray(_core.create(_expr.DTYPES[d], comm._c, list(_shape(shape)), h, p, g, label or "", fill, value))
+
+
+def zeros(shape, dtype=np.float64, *, comm=None, halo=None, periodic=None, grid=None, label=None):
+    """NumPy's zeros, distributed over comm (default: world); halo, periodic, grid as the C++
+    distribution options (default: no halo, no periodic axis, an automatic grid). Collective."""
+    return _create(shape, dtype, 1, 0.0, comm, halo, periodic, grid, label)
+
+
+def ones(shape, dtype=np.float64, *, comm=None, halo=None, periodic=None, grid=None, label=None):
+    """NumPy's ones (see zeros). Collective."""
+    return _create(shape, dtype, 2, 1.0, comm, halo, periodic, grid, label)
+
+
+def empty(shape, dtype=np.float64, *, comm=None, halo=None, periodic=None, grid=None, label=None):
+    """NumPy's empty: uninitialised (see zeros). Collective."""
+    return _create(shape, dtype, 0, 0.0, comm, halo, periodic, grid, label)
+
+
+def full(shape, fill_value, dtype=None, *, comm=None, halo=None, periodic=None, grid=None, label=None):
+    """NumPy's full (dtype from fill_value as NumPy does when not given). Collective."""
+    d = np_dtype(dtype if dtype is not None else np.array(fill_value).dtype)
+    if d.kind in "iub":
+        a = _create(shape, d, 0, 0.0, comm, halo, periodic, grid, label)
+        a[...] = fill_value  # integers beyond 2^53 stay exact
+        return a
+    return _create(shape, d, 2, float(fill_value), comm, halo, periodic, grid, label)
+
+
+def arange(start, stop=None, step=1, dtype=None, *, comm=None, halo=None, periodic=None, grid=None, label=None):
+    """NumPy's arange (1-D). Collective."""
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ZeroDivisionError("spmdarray.arange: step must not be zero")
+    d = np_dtype(dtype if dtype is not None else np.result_type(start, stop, step))
+    n = _builtins.max(0, int(np.ceil((stop - start) / step)))
+    h, p, g = _opts(halo, periodic, grid)
+    comm = comm or _world()
+    return ndarray(_core.arange(_expr.DTYPES[d], comm._c, n, float(start), float(step), h, p, g, label or ""))
+
+
+def array(obj, dtype=None, *, comm=None, halo=None, periodic=None, grid=None, label=None):
+    """A distributed copy of obj (array-like); every rank passes the same data and keeps its own
+    block. Collective."""
+    x = np.asarray(obj, dtype=dtype)
+    d = np_dtype(x.dtype)
+    a = empty(x.shape, d, comm=comm, halo=halo, periodic=periodic, grid=grid, label=label)
+    _core.set_owned_from(a._h, np.ascontiguousarray(x))
+    return a
+
+
+def asarray(obj, dtype=None, **kw):
+    """obj itself when it is an spmdarray array (of dtype), else array(obj, ...). Collective."""
+    if isinstance(obj, ndarray) and (dtype is None or np.dtype(dtype) == obj.dtype):
+        return obj
+    if isinstance(obj, ndarray):
+        return obj.astype(dtype)
+    return array(obj, dtype=dtype, **kw)
+
+
+def zeros_like(a, dtype=None):
+    return zeros(a.shape, dtype or a.dtype, comm=a.comm)
+
+
+def ones_like(a, dtype=None):
+    return ones(a.shape, dtype or a.dtype, comm=a.comm)
+
+
+def empty_like(a, dtype=None):
+    return empty(a.shape, dtype or a.dtype, comm=a.comm)
+
+
+def full_like(a, fill_value, dtype=None):
+    return full(a.shape, fill_value, dtype or a.dtype, comm=a.comm)
+
+
+# ---- operators, shared by arrays and expressions ------------------------------------------------
+
+def _binary(op, swap=False):
+    if swap:
+        return lambda self, other: _expr.make(op, other, self)
+    return lambda self, other: _expr.make(op, self, other)
+
+
+def _logic(op, swap=False):
+    def f(self, other):
+        for x in (self, other):
+            if _expr.dtype_of(x) is not None and _expr.dtype_of(x).kind != "b":
+                raise NotImplementedError(f"spmdarray: bitwise operators on {_expr.dtype_of(x)} arrays (& | ~ are "
+                                          "bound for bool arrays: logical and, or, not)")
+            if is_scalar(x) and not isinstance(x, (bool, np.bool_)):
+                raise NotImplementedError("spmdarray: bitwise operators with an integer scalar")
+        return _expr.make(op, other, self) if swap else _expr.make(op, self, other)
+    return f
+
+
+def _invert(self):
+    if self.dtype.kind != "b":
+        raise NotImplementedError(f"spmdarray: ~ on {self.dtype} arrays (bound for bool arrays: logical not)")
+    return _expr.make("lnot", self)
+
+
+_OPERATORS = {
+    "__add__": _binary("add"), "__radd__": _binary("add", True), "__sub__": _binary("sub"),
+    "__rsub__": _binary("sub", True), "__mul__": _binary("mul"), "__rmul__": _binary("mul", True),
+    "__truediv__": _binary("div"), "__rtruediv__": _binary("div", True), "__pow__": _binary("pow"),
+    "__rpow__": _binary("pow", True), "__lt__": _binary("lt"), "__le__": _binary("le"), "__gt__": _binary("gt"),
+    "__ge__": _binary("ge"), "__eq__": _binary("eq"), "__ne__": _binary("ne"), "__and__": _logic("land"),
+    "__rand__": _logic("land", True), "__or__": _logic("lor"), "__ror__": _logic("lor", True),
+    "__invert__": _invert, "__neg__": lambda self: _expr.make("neg", self), "__pos__": lambda self: self,
+    "__abs__": lambda self: _expr.make("abs", self),
+}
+
+
+def _not_bound(name):
+    def f(self, *args, **kw):
+        raise NotImplementedError(f"spmdarray: the operator {name} is not bound (no silent NumPy fallback)")
+    return f
+
+
+for _name in ("__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__matmul__", "__rmatmul__", "__xor__",
+              "__rxor__", "__lshift__", "__rshift__", "__divmod__"):
+    _OPERATORS[_name] = _not_bound(_name)
+
+_UFUNCS = {}  # filled below: NumPy ufunc -> spmdarray function
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if method != "__call__" or kwargs or ufunc not in _UFUNCS:
+        raise NotImplementedError(f"spmdarray: numpy.{ufunc.__name__}{'' if method == '__call__' else '.' + method}"
+                                  f"{' with ' + ', '.join(kwargs) if kwargs else ''} on spmdarray arrays is not bound "
+                                  "(no silent NumPy fallback; np.asarray(a), a collective, gives a NumPy array)")
+    return _UFUNCS[ufunc](*inputs)
+
+
+def _array_function(self, func, types, args, kwargs):
+    f = _FUNCTIONS.get(func)
+    if f is None:
+        raise NotImplementedError(f"spmdarray: numpy.{func.__name__} on spmdarray arrays is not bound (no silent "
+                                  "NumPy fallback; np.asarray(a), a collective, gives a NumPy array)")
+    return f(*args, **kwargs)
+
+
+for _name, _f in _OPERATORS.items():
+    setattr(Expr, _name, _f)
+Expr.__array_ufunc__ = _array_ufunc
+Expr.__array_function__ = _array_function
+Expr.__hash__ = None
+
+
+# ---- the array -------------------------------------------------------------------------------
+
+def _holder_key(h):
+    return (tuple(h.start), tuple(h.step), tuple(h.map), tuple(h.shape))
+
+
+class ndarray:
+    """A distributed array (or a view of one): see the module comment. Not constructed directly:
+    use zeros, ones, full, empty, arange, array."""
+
+    __slots__ = ("_h", "__weakref__")
+    __hash__ = None
+
+    def __init__(self, h):
+        self._h = h
+
+    # -- queries (Local) --
+    @property
+    def shape(self):
+        return tuple(self._h.shape)
+
+    @property
+    def dtype(self):
+        return _expr.NP_OF[self._h.dtype]
+
+    @property
+    def ndim(self):
+        return self._h.ndim
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __len__(self):
+        return self.shape[0]
+
+    @property
+    def comm(self):
+        return Comm(self._h.info()["comm"])
+
+    @property
+    def distribution(self):
+        """The parent array's distribution: shape, halo, periodic, grid, and this rank's owned box
+        [owned_lo, owned_hi) of the parent. Local."""
+        i = self._h.info()
+        i.pop("comm")
+        return i
+
+    def __repr__(self):  # no data: printing values would be a collective hidden in print()
+        return f"spmdarray.ndarray(shape={self.shape}, dtype={self.dtype})"
+
+    def __bool__(self):
+        raise ValueError("spmdarray: the truth value of an array is ambiguous (use any() or all(); both are "
+                         "collective)")
+
+    def __iter__(self):
+        raise NotImplementedError("spmdarray: iterating over an array (one collective per element); use "
+                                  "np.asarray(a) (a collective) for a NumPy copy")
+
+    # -- indexing (views: Local; element access: Collective) --
+    def __getitem__(self, key):
+        v, scalar = self._select(key)
+        if scalar:
+            return _reduce("sum" if v.dtype.kind != "b" else "any", v, _element=True)
+        return v
+
+    def __setitem__(self, key, value):
+        v, _ = self._select(key)
+        _assign(v, value)
+
+    def _select(self, key):
+        h = self._h
+        if not isinstance(key, tuple):
+            key = (key,)
+        n_ell = _builtins.sum(1 for k in key if k is Ellipsis)
+        if n_ell > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        for k in key:
+            if k is None:
+                raise NotImplementedError("spmdarray: np.newaxis / None in an index")
+            if not (k is Ellipsis or isinstance(k, slice) or isinstance(k, (numbers.Integral, np.integer))) \
+                    or isinstance(k, (bool, np.bool_)):
+                raise NotImplementedError(f"spmdarray: indexing with {type(k).__name__} (basic indexing - integers, "
+                                          "slices, ... - is bound; fancy and boolean indexing are not)")
+        nreal = len(key) - n_ell
+        if nreal > self.ndim:
+            raise IndexError(f"too many indices for array: array is {self.ndim}-dimensional, but {nreal} were indexed")
+        if n_ell:
+            i = key.index(Ellipsis)
+            key = key[:i] + (slice(None),) * (self.ndim - nreal) + key[i + 1:]
+        key = key + (slice(None),) * (self.ndim - len(key))
+        start, step, amap = list(h.start), list(h.step), list(h.map)
+        shape = list(h.shape)
+        new_shape = []
+        dropped = []
+        for a in range(h.parent_ndim):
+            j = amap[a]
+            if j < 0:
+                continue
+            k, n = key[j], shape[j]
+            if isinstance(k, slice):
+                s0, s1, st = k.indices(n)
+                start[a] += step[a] * s0
+                step[a] *= st
+                amap[a] = len(new_shape)
+                new_shape.append(len(range(s0, s1, st)))
+            else:
+                i = int(k)
+                if not -n <= i < n:
+                    raise IndexError(f"index {i} is out of bounds for axis {j} with size {n}")
+                i += n if i < 0 else 0
+                start[a] += step[a] * i
+                amap[a] = -1
+                dropped.append(a)
+        if not new_shape:  # every axis indexed: one element, as a one-element view of the last axis
+            a = dropped[-1]
+            amap[a] = 0
+            return ndarray(h.select(start, step, amap, [1])), True
+        return ndarray(h.select(start, step, amap, new_shape)), False
+
+    # -- data out (Collective) --
+    def gather(self):
+        """The whole array as a NumPy array, on every rank. Collective (one allgather through the
+        library's engine; for tests and small outputs)."""
+        h = self._h
+        if not h.whole():
+            return self.copy().gather()
+        if self.dtype.kind == "b":
+            return ndarray(_core.convert(h, _core.DType.int32)).gather().astype(np.bool_)
+        out = np.empty(self.shape, dtype=self.dtype)
+        _core.gather_whole(h, out)
+        return out
+
+    def __array__(self, dtype=None, copy=None):
+        g = self.gather()
+        return g if dtype is None else g.astype(dtype)
+
+    def copy(self):
+        """A new array with this one's values (a view's: compact, on an automatic
+        distribution). Collective."""
+        if self._h.whole():
+            return ndarray(_core.convert(self._h, self._h.dtype))
+        out = empty(self.shape, self.dtype, comm=self.comm)
+        out[...] = self
+        return out
+
+    def astype(self, dtype):
+        """A new array of dtype (NumPy's unsafe cast, as astype). Collective."""
+        d = np_dtype(dtype)
+        if self._h.whole():
+            return ndarray(_core.convert(self._h, _expr.DTYPES[d]))
+        return self.copy().astype(d)
+
+    def exchange_halo(self):
+        """Fill the parent array's halo from its neighbours. Neighbour-collective. (Expressions
+        exchange a stale halo themselves before they read it: NumPy's results whatever the halo.)"""
+        _core.exchange_halo(self._h)
+
+    def fill(self, value):
+        self[...] = value
+
+    # -- reductions (Collective) --
+    def sum(self, axis=None):
+        return sum(self, axis=axis)
+
+    def prod(self, axis=None):
+        return prod(self, axis=axis)
+
+    def min(self, axis=None):
+        return min(self, axis=axis)
+
+    def max(self, axis=None):
+        return max(self, axis=axis)
+
+    def mean(self, axis=None):
+        return mean(self, axis=axis)
+
+    def any(self, axis=None):
+        return any(self, axis=axis)
+
+    def all(self, axis=None):
+        return all(self, axis=axis)
+
+    def dot(self, other):
+        return dot(self, other)
+
+    # -- in place (Collective) --
+    def _inplace(self, op, other):
+        e = _expr.make(op, self, other)
+        if not np.can_cast(e.dtype, self.dtype, casting="same_kind"):
+            raise TypeError(f"spmdarray: cannot cast the {op} result from {e.dtype} to {self.dtype} in place "
+                            "(NumPy's same_kind rule)")
+        _assign(self, e)
+        return self
+
+    def __iadd__(self, o):
+        return self._inplace("add", o)
+
+    def __isub__(self, o):
+        return self._inplace("sub", o)
+
+    def __imul__(self, o):
+        return self._inplace("mul", o)
+
+    def __itruediv__(self, o):
+        return self._inplace("div", o)
+
+
+for _name, _f in _OPERATORS.items():
+    setattr(ndarray, _name, _f)
+ndarray.__array_ufunc__ = _array_ufunc
+ndarray.__array_function__ = _array_function
+
+
+
+# ---- evaluation ---------------------------------------------------------------------------------
+
+def _leaves(n, out):
+    if isinstance(n, Expr):
+        for a in n.args:
+            _leaves(a, out)
+    elif not is_scalar(n):
+        out.append(n)
+    return out
+
+
+def _comm_of(n):
+    leaves = _leaves(n, [])
+    return leaves[0].comm if leaves else _world()
+
+
+def _materialize(n, dtype=None):
+    """n evaluated into a new array (of dtype, default n's own). Collective."""
+    d = dtype or n.dtype
+    out = empty(n.shape, d, comm=_comm_of(n))
+    _assign(out, n)
+    return out
+
+
+def _prepare(n, c):
+    """Tree n for a program of type c: sub-trees that compute in another type are evaluated first."""
+    if type(n) is not Expr:
+        return n
+    if n.op in _expr.COMPARE:
+        if not _expr.fits_compare(_expr.optype(n), c):
+            return _materialize(n)
+    elif n.op == "cast":
+        x = n.args[0]
+        if isinstance(x, Expr) and _expr.optype(x) is not None and _expr.optype(x) != c:
+            x = _materialize(x)
+        return _prepare(x, c) if isinstance(x, Expr) else x
+    elif n.op not in _expr.LOGICAL and n.op != "where" and n.dtype != c:
+        return _materialize(n)
+    elif n.op == "where" and n.dtype != c:
+        return _materialize(n)
+    args = tuple(_prepare(a, c) for a in n.args)
+    if _builtins.all(x is y for x, y in zip(args, n.args)):
+        return n
+    return Expr(n.op, args, n.dtype, n.shape)
+
+
+def _compile(tree, c, ndim, anchor_first=False, shape=None):
+    """Program for tree in type c. Returns (program, tree) - tree with sub-trees materialised
+    where one program could not hold it. anchor_first: the first operand must be of the
+    expression's rank and shape (a reduction's layout); None when no operand can be."""
+    converted = {}
+
+    def leaf(x):
+        h = x._h
+        if x.dtype != c:
+            key = id(h)
+            if key not in converted:
+                converted[key] = (x, _core.convert(h, _expr.DTYPES[c]))
+            return converted[key][1]
+        return h
+
+    while True:
+        p = _expr.Program(c)
+        try:
+            r = _expr.gen(p, tree, leaf)
+            break
+        except _expr.TooBig:
+            kids = [i for i, a in enumerate(tree.args) if isinstance(a, Expr)] if isinstance(tree, Expr) else []
+            if not kids:
+                raise NotImplementedError("spmdarray: an expression too large for one program")
+            i = _builtins.max(kids, key=lambda i: _expr.need(tree.args[i]))
+            args = list(tree.args)
+            args[i] = _materialize(args[i])
+            tree = Expr(tree.op, tuple(args), tree.dtype, tree.shape)
+    # operands grouped as the C++ node visits them: parents of the expression's rank first
+    order = sorted(range(len(p.operands)),
+                   key=lambda i: (0 if p.operands[i].parent_ndim == ndim else p.operands[i].parent_ndim, i))
+    if anchor_first:
+        full = [i for i in order if p.operands[i].parent_ndim == ndim and tuple(p.operands[i].shape) == shape]
+        if not full:
+            return None, tree
+        order.remove(full[0])
+        order.insert(0, full[0])
+    new = {old: k for k, old in enumerate(order)}
+    code = list(p.code)
+    for i in range(0, len(code), 5):
+        if code[i] == _expr.CODE["load"]:
+            code[i + 2] = new[code[i + 2]]
+    p.code = code
+    p.operands = [p.operands[i] for i in order]
+    p.result = r
+    return p, tree
+
+
+def _exchange_stale(p, anchor):
+    """Fill the stale halos that the program may read (operands read at other positions than the
+    anchor's): a halo read then sees what NumPy would. Neighbour-collective (replicated decision)."""
+    key = _holder_key(anchor)
+    for h in p.operands:
+        if h.has_halo and h.halo_stale and _holder_key(h) != key:
+            _core.exchange_halo(h)
+
+
+def _same_view(a, b):
+    return a._h.parent_id == b._h.parent_id and _holder_key(a._h) == _holder_key(b._h)
+
+
+def _assign(dst, value):
+    """dst[...] = value: one fused pass (plus the passes type changes need). Collective."""
+    if isinstance(value, ndarray) and _same_view(dst, value):
+        return
+    if not (is_scalar(value) or isinstance(value, (Expr, ndarray))):
+        value = array(value, comm=dst.comm) if np.ndim(value) > 0 else np.asarray(value).item()
+    d = dst.dtype
+    if not is_scalar(value):
+        if value.ndim != dst.ndim:
+            if value.ndim > dst.ndim:
+                raise ValueError(f"could not broadcast input array from shape {value.shape} into shape {dst.shape}")
+            raise NotImplementedError(f"spmdarray: assigning an operand of {value.ndim} axes into {dst.ndim} "
+                                      "(broadcasting across ranks of arrays)")
+        try:
+            if np.broadcast_shapes(value.shape, dst.shape) != dst.shape:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"could not broadcast input array from shape {value.shape} into shape "
+                             f"{dst.shape}") from None
+    if is_scalar(value):
+        c = d if d.kind != "b" else np.dtype(np.int32)
+        value = bool(value) if d.kind == "b" else (float(value) if c.kind == "f" else int(value))
+        tree = value
+    else:
+        c = _expr.program_type(value, d)
+        if d != c and d.kind != "b":  # a third type: evaluate, convert, copy
+            _assign(dst, _materialize(value, c).astype(d))
+            return
+        tree = _prepare(value, c)
+    p, tree = _compile(tree, c, dst.ndim)
+    _exchange_stale(p, dst._h)
+    _core.assign(dst._h, _expr.DTYPES[c], p.code, p.kf, p.ki, p.result, p.operands)
+
+
+def _reduce(kind, x, _element=False):
+    """A whole-array reduction of an array or expression. Collective."""
+    if is_scalar(x):
+        return getattr(np, kind)(x)
+    if not isinstance(x, (Expr, ndarray)):
+        raise NotImplementedError(f"spmdarray.{kind} of a {type(x).__name__} (pass an spmdarray array or "
+                                  "expression; NumPy arrays are NumPy's)")
+    vt = x.dtype
+    if kind in ("any", "all", "count_nonzero"):
+        red = "count_nonzero"
+    elif kind == "sum" and vt.kind == "b":
+        red = "count_nonzero"
+    else:
+        red = kind
+    if red in ("min", "max") and vt.kind == "b":
+        raise NotImplementedError(f"spmdarray.{kind} of a bool array (use any / all)")
+    if red in ("min", "max") and x.size == 0:
+        raise ValueError(f"zero-size array to reduction operation {'minimum' if red == 'min' else 'maximum'} which "
+                         "has no identity")
+    if red in ("sum", "prod") and vt in (np.dtype(np.int32),) and not _element:
+        x = Expr("cast", (x,), np.dtype(np.int64), x.shape)  # NumPy sums int32 in int64
+    c = _expr.program_type(x)
+    tree = _prepare(x, c)
+    p, tree = _compile(tree, c, x.ndim, anchor_first=True, shape=tuple(x.shape))
+    if p is None:  # no operand lends its layout: evaluate first
+        return _reduce(kind, _materialize(tree), _element=_element)
+    _exchange_stale(p, p.operands[0])
+    r = _core.reduce(getattr(_core.Reduction, red), _expr.DTYPES[c], p.code, p.kf, p.ki, p.result, p.operands,
+                     list(x.shape))
+    if kind == "any":
+        return np.bool_(r > 0)
+    if kind == "all":
+        return np.bool_(r == x.size)
+    if _element:
+        return np.bool_(r > 0) if vt.kind == "b" else vt.type(r)
+    if red == "count_nonzero":
+        return np.int64(r)
+    return (vt if not (red in ("sum", "prod") and vt.kind in "bi") else np.dtype(np.int64)).type(r)
+
+
+def _no_axis(fn, axis):
+    if axis is not None:
+        raise NotImplementedError(f"spmdarray.{fn}(axis=...): per-axis reductions are not bound yet "
+                                  "(whole-array reductions are)")
+
+
+def sum(x, axis=None):
+    """NumPy's sum over every element (int64 for integers and bools). Collective."""
+    _no_axis("sum", axis)
+    return _reduce("sum", x)
+
+
+def prod(x, axis=None):
+    _no_axis("prod", axis)
+    return _reduce("prod", x)
+
+
+def min(x, axis=None):
+    _no_axis("min", axis)
+    return _reduce("min", x)
+
+
+def max(x, axis=None):
+    _no_axis("max", axis)
+    return _reduce("max", x)
+
+
+amin, amax = min, max
+
+
+def mean(x, axis=None):
+    """NumPy's mean (float64 for integers). Collective."""
+    _no_axis("mean", axis)
+    if x.size == 0:
+        return np.float64(np.nan)
+    if x.dtype.kind == "f":
+        s = _reduce("sum", x)
+        return x.dtype.type(s / x.dtype.type(x.size))
+    return np.float64(float(_reduce("sum", x)) / x.size)
+
+
+def any(x, axis=None):
+    _no_axis("any", axis)
+    return _reduce("any", x)
+
+
+def all(x, axis=None):
+    _no_axis("all", axis)
+    return _reduce("all", x)
+
+
+def count_nonzero(x, axis=None):
+    _no_axis("count_nonzero", axis)
+    return _reduce("count_nonzero", x)
+
+
+def vdot(a, b):
+    """sum(a * b) in one pass (NumPy's vdot for real arrays of one shape). Collective."""
+    if tuple(a.shape) != tuple(b.shape):
+        raise ValueError(f"spmdarray.vdot: shapes {a.shape} and {b.shape} differ")
+    return sum(_expr.make("mul", a, b))
+
+
+def dot(a, b):
+    """NumPy's dot of two 1-D arrays (their inner product, one pass). Collective."""
+    if a.ndim != 1 or b.ndim != 1:
+        raise NotImplementedError(f"spmdarray.dot of {a.ndim}-D and {b.ndim}-D arrays (a matrix product); "
+                                  "bound for two 1-D arrays")
+    if a.shape != b.shape:
+        raise ValueError(f"shapes {a.shape} and {b.shape} not aligned")
+    return sum(_expr.make("mul", a, b))
+
+
+def copy(a):
+    return a.copy()
+
+
+def _fn(op):
+    def f(x):
+        return _expr.make(op, x)
+    f.__name__ = op
+    return f
+
+
+sqrt, exp, log, sin, cos = _fn("sqrt"), _fn("exp"), _fn("log"), _fn("sin"), _fn("cos")
+abs = absolute = _fn("abs")
+negative = _fn("neg")
+
+
+def minimum(a, b):
+    """NumPy's minimum (a NaN on either side gives NaN). Lazy."""
+    return _expr.make("minimum", a, b)
+
+
+def maximum(a, b):
+    return _expr.make("maximum", a, b)
+
+
+def power(a, b):
+    return _expr.make("pow", a, b)
+
+
+def where(cond, x, y):
+    """NumPy's where(cond, x, y) (both sides evaluated). Lazy."""
+    return _expr.make("where", cond, x, y)
+
+
+def logical_and(a, b):
+    return _expr.make("land", a, b)
+
+
+def logical_or(a, b):
+    return _expr.make("lor", a, b)
+
+
+def logical_not(a):
+    return _expr.make("lnot", a)
+
+
+_UFUNCS.update({np.add: lambda a, b: _expr.make("add", a, b), np.subtract: lambda a, b: _expr.make("sub", a, b),
+                np.multiply: lambda a, b: _expr.make("mul", a, b),
+                np.true_divide: lambda a, b: _expr.make("div", a, b), np.negative: negative, np.sqrt: sqrt,
+                np.exp: exp, np.log: log, np.sin: sin, np.cos: cos, np.absolute: abs, np.minimum: minimum,
+                np.maximum: maximum, np.power: power, np.less: lambda a, b: _expr.make("lt", a, b),
+                np.less_equal: lambda a, b: _expr.make("le", a, b), np.greater: lambda a, b: _expr.make("gt", a, b),
+                np.greater_equal: lambda a, b: _expr.make("ge", a, b), np.equal: lambda a, b: _expr.make("eq", a, b),
+                np.not_equal: lambda a, b: _expr.make("ne", a, b), np.logical_and: logical_and,
+                np.logical_or: logical_or, np.logical_not: logical_not})
+_FUNCTIONS = {np.sum: sum, np.prod: prod, np.min: min, np.max: max, np.amin: min, np.amax: max, np.mean: mean,
+              np.any: any, np.all: all, np.count_nonzero: count_nonzero, np.dot: dot, np.vdot: vdot, np.where: where,
+              np.copy: copy}

@@ -1,0 +1,6 @@
+// Fused expressions of type std::int32_t (see eval_impl.hpp).
+#include "eval_impl.hpp"
+
+namespace spmd::py {
+SPMD_PY_INSTANTIATE_PROGRAM(std::int32_t)
+}  // namespace spmd::py

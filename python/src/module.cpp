@@ -1,0 +1,293 @@
+// spmdarray._core: the compiled half of the Python package (python/spmdarray/ is the other). It
+// holds the runtime (MPI through mpi4py or the library, then Kokkos), communicators, the
+// type-erased array (Holder) and the entry points the pure-Python layer calls: creation, data
+// in and out, conversions, halo exchange, and fused programs (assignment and reductions).
+// spmd::Error becomes spmdarray.Error (a RuntimeError) with the library's message.
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <spmd/runtime.hpp>
+
+#include <memory>
+#include <optional>
+
+#include "create.hpp"
+#include "program.hpp"
+
+namespace nb = nanobind;
+using namespace spmd;
+using namespace spmd::py;
+
+namespace {
+
+/// A communicator as Python sees it. Every one is registered, so that the duplicates are freed
+/// before MPI ends (interpreter exit), whoever still holds them.
+struct CommBox {
+  std::optional<Comm> c;
+};
+struct PyComm {
+  std::shared_ptr<CommBox> box;
+};
+std::vector<std::weak_ptr<CommBox>>& comms() {
+  static std::vector<std::weak_ptr<CommBox>> v;
+  return v;
+}
+PyComm wrap(Comm c) {
+  PyComm p{std::make_shared<CommBox>()};
+  p.box->c.emplace(std::move(c));
+  comms().push_back(p.box);
+  return p;
+}
+const Comm& comm_of(const PyComm& p) {
+  if (!p.box || !p.box->c) throw Error::replicated("spmdarray: the communicator was released (spmdarray finalized)");
+  return *p.box->c;
+}
+
+std::unique_ptr<Runtime>& runtime() {
+  static std::unique_ptr<Runtime> r;
+  return r;
+}
+int fake_argc = 1;
+char fake_name[] = "spmdarray";
+char* fake_args[] = {fake_name, nullptr};
+char** fake_argv = fake_args;
+
+void init() {
+  if (!runtime()) runtime() = std::make_unique<Runtime>(fake_argc, fake_argv);
+}
+void finalize() {
+  release_parents();
+  for (auto& w : comms())
+    if (auto b = w.lock()) b->c.reset();  // frees the duplicate now, whoever holds the Python object
+  comms().clear();
+  runtime().reset();
+}
+
+DistributionOptions options(const std::vector<int>& halo, const std::vector<bool>& periodic,
+                            const std::vector<int>& grid, const std::string& label) {
+  DistributionOptions o;
+  o.halo = halo;
+  o.periodic = periodic;
+  o.dims = grid;
+  o.label = label;
+  return o;
+}
+
+ProgramIn program_in(const std::vector<int>& code, const std::vector<double>& kf, const std::vector<std::int64_t>& ki,
+                     int result, const std::vector<Holder>& operands, const std::vector<index_t>& shape) {
+  ProgramIn p;
+  if (code.size() % 5 != 0)
+    throw Error::replicated("spmdarray: internal error: a program's code is 5 numbers an instruction");
+  for (std::size_t i = 0; i < code.size(); i += 5) {
+    Ins in;
+    in.op = static_cast<std::uint8_t>(code[i]);
+    in.d = static_cast<std::uint8_t>(code[i + 1]);
+    in.a = static_cast<std::uint8_t>(code[i + 2]);
+    in.b = static_cast<std::uint8_t>(code[i + 3]);
+    in.c = static_cast<std::uint8_t>(code[i + 4]);
+    if (in.op >= op_count || in.d >= kMaxRegs || (in.op != op_load && in.op != op_const && in.a >= kMaxRegs) ||
+        in.b >= kMaxRegs || in.c >= kMaxRegs || (in.op == op_load && in.a >= operands.size()) ||
+        (in.op == op_const && in.a >= kf.size() + ki.size()))
+      throw Error::replicated("spmdarray: internal error: a program instruction is out of range");
+    p.ins.push_back(in);
+  }
+  p.kf = kf;
+  p.ki = ki;
+  p.result = result;
+  p.operands = operands;
+  p.shape = shape;
+  return p;
+}
+
+template <class F>
+decltype(auto) by_program_type(DType c, F&& f) {
+  switch (c) {
+    case DType::f64:
+      return f(double{});
+    case DType::f32:
+      return f(float{});
+    case DType::i64:
+      return f(std::int64_t{});
+    case DType::i32:
+      return f(std::int32_t{});
+    default:
+      throw Error::replicated("spmdarray: internal error: bool is no program type");
+  }
+}
+
+using HostArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
+
+std::size_t item_size(DType d) {
+  constexpr std::size_t s[] = {8, 4, 8, 4, sizeof(bool)};
+  return s[static_cast<int>(d)];
+}
+std::size_t elements(const Holder& h) {
+  std::size_t n = 1;
+  for (int d = 0; d < h.ndim; ++d) n *= static_cast<std::size_t>(h.shape[d]);
+  return n;
+}
+void check_buffer(const char* fn, const Holder& h, const HostArray& a) {
+  if (a.nbytes() != elements(h) * item_size(h.dtype()))
+    throw Error::replicated(impl::str(fn, ": the host buffer has ", a.nbytes(), " bytes, the array needs ",
+                                      elements(h) * item_size(h.dtype())));
+}
+
+}  // namespace
+
+namespace spmd::py {
+std::vector<double> bench_cpp_fused5(const std::vector<Holder>& h, int reps);
+}
+
+NB_MODULE(_core, m) {
+  nb::exception<spmd::Error>(m, "Error", PyExc_RuntimeError);
+
+  nb::enum_<DType>(m, "DType")
+      .value("float64", DType::f64)
+      .value("float32", DType::f32)
+      .value("int64", DType::i64)
+      .value("int32", DType::i32)
+      .value("bool", DType::b);
+  nb::enum_<Reduction>(m, "Reduction")
+      .value("sum", Reduction::sum)
+      .value("prod", Reduction::prod)
+      .value("min", Reduction::min)
+      .value("max", Reduction::max)
+      .value("count_nonzero", Reduction::count_nonzero);
+
+  m.def("init", &init, "MPI (unless already initialised, e.g. by mpi4py), then Kokkos. Collective.");
+  m.def("finalize", &finalize,
+        "Release every array and communicator, then finalize Kokkos (and MPI if it started it).");
+  m.def("mpi_library_version", [] {
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+    MPI_Get_library_version(v, &n);
+    return std::string(v, static_cast<std::size_t>(n));
+  });
+  m.def("execution_space", [] { return std::string(Kokkos::DefaultExecutionSpace::name()); });
+  m.def("op_codes", [] {
+    return std::vector<int>{op_load, op_const, op_neg, op_abs, op_sqrt, op_exp,  op_log,     op_sin,     op_cos,
+                            op_lnot, op_add,   op_sub, op_mul, op_div,  op_pow,  op_minimum, op_maximum, op_lt,
+                            op_le,   op_gt,    op_ge,  op_eq,  op_ne,   op_land, op_lor,     op_where};
+  });
+  m.attr("MAX_INSTRUCTIONS") = kMaxIns;
+  m.attr("MAX_REGISTERS") = kMaxRegs;
+  m.attr("MAX_OPERANDS") = kMaxOperands;
+  m.attr("MAX_CONSTANTS") = kMaxConsts;
+
+  nb::class_<PyComm>(m, "Comm")
+      .def_prop_ro("rank", [](const PyComm& c) { return comm_of(c).rank(); })
+      .def_prop_ro("size", [](const PyComm& c) { return comm_of(c).size(); })
+      .def("barrier", [](const PyComm& c) { comm_of(c).barrier(); })
+      .def("same", [](const PyComm& a, const PyComm& b) { return comm_of(a) == comm_of(b); })
+      .def("fortran_handle", [](const PyComm& c) { return static_cast<long>(MPI_Comm_c2f(comm_of(c).raw())); });
+  m.def("world", [] {
+    init();
+    return wrap(runtime()->world());
+  });
+  m.def("comm_from_fortran", [](long f) {
+    init();
+    return wrap(Comm(MPI_Comm_f2c(static_cast<MPI_Fint>(f))));
+  });
+
+  nb::class_<Holder>(m, "Array")
+      .def_prop_ro("dtype", &Holder::dtype)
+      .def_prop_ro("ndim", [](const Holder& h) { return h.ndim; })
+      .def_prop_ro("parent_ndim", [](const Holder& h) { return h.prank(); })
+      .def_prop_ro("shape",
+                   [](const Holder& h) { return std::vector<index_t>(h.shape.begin(), h.shape.begin() + h.ndim); })
+      .def_prop_ro("start",
+                   [](const Holder& h) { return std::vector<index_t>(h.start.begin(), h.start.begin() + h.prank()); })
+      .def_prop_ro("step",
+                   [](const Holder& h) { return std::vector<index_t>(h.step.begin(), h.step.begin() + h.prank()); })
+      .def_prop_ro("map", [](const Holder& h) { return std::vector<int>(h.map.begin(), h.map.begin() + h.prank()); })
+      .def_prop_ro("parent_id", [](const Holder& h) { return reinterpret_cast<std::uintptr_t>(h.parent.get()); })
+      .def_prop_rw(
+          "halo_stale", [](const Holder& h) { return h.parent->halo_stale; },
+          [](Holder& h, bool s) { h.parent->halo_stale = s; })
+      .def_prop_ro("has_halo", [](const Holder& h) { return h.parent->has_halo(); })
+      .def("whole", &Holder::whole)
+      .def("parent",
+           [](const Holder& h) {
+             std::vector<index_t> shape;
+             const ParentInfo i = parent_info(*h.parent);
+             return whole_holder(h.parent, i.shape);
+           })
+      .def("info",
+           [](const Holder& h) {
+             const ParentInfo i = parent_info(*h.parent);
+             nb::dict d;
+             d["shape"] = i.shape;
+             d["halo"] = i.halo;
+             d["periodic"] = i.periodic;
+             d["grid"] = i.grid;
+             d["owned_lo"] = i.owned_lo;
+             d["owned_hi"] = i.owned_hi;
+             d["label"] = i.label;
+             d["comm"] = wrap(*i.comm);
+             return d;
+           })
+      .def("select", [](const Holder& h, const std::vector<index_t>& start, const std::vector<index_t>& step,
+                        const std::vector<int>& map, const std::vector<index_t>& shape) {
+        Holder v = h;
+        v.ndim = static_cast<int>(shape.size());
+        for (int a = 0; a < h.prank(); ++a) {
+          v.start[a] = start[static_cast<std::size_t>(a)];
+          v.step[a] = step[static_cast<std::size_t>(a)];
+          v.map[a] = map[static_cast<std::size_t>(a)];
+        }
+        for (int j = 0; j < v.ndim; ++j) v.shape[j] = shape[static_cast<std::size_t>(j)];
+        return v;
+      });
+
+  m.def("create", [](DType dtype, const PyComm& comm, const std::vector<index_t>& shape, const std::vector<int>& halo,
+                     const std::vector<bool>& periodic, const std::vector<int>& grid, const std::string& label,
+                     int fill, double value) {
+    return create(dtype, comm_of(comm), shape, options(halo, periodic, grid, label), static_cast<Fill>(fill), value);
+  });
+  m.def("arange",
+        [](DType dtype, const PyComm& comm, index_t n, double start, double step, const std::vector<int>& halo,
+           const std::vector<bool>& periodic, const std::vector<int>& grid, const std::string& label) {
+          return arange(dtype, comm_of(comm), n, start, step, options(halo, periodic, grid, label));
+        });
+  m.def("convert", [](const Holder& h, DType dtype) {
+    Holder v = h;
+    v.parent = convert_parent(*h.parent, dtype);
+    return v;
+  });
+  m.def("exchange_halo", [](const Holder& h) { exchange_parent_halo(*h.parent); });
+  m.def("gather_whole", [](const Holder& h, HostArray out) {
+    if (!h.whole()) throw Error::replicated("spmdarray: internal error: gather_whole of a view");
+    check_buffer("spmdarray.gather", h, out);
+    gather_whole(h, out.data());
+  });
+  m.def("set_owned_from", [](const Holder& h, HostArray in) {
+    if (!h.whole()) throw Error::replicated("spmdarray: internal error: set_owned_from of a view");
+    check_buffer("spmdarray.array", h, in);
+    set_owned_from(h, in.data());
+  });
+  m.def("assign", [](const Holder& dst, DType c, const std::vector<int>& code, const std::vector<double>& kf,
+                     const std::vector<std::int64_t>& ki, int result, const std::vector<Holder>& operands) {
+    const std::vector<index_t> shape(dst.shape.begin(), dst.shape.begin() + dst.ndim);
+    const ProgramIn p = program_in(code, kf, ki, result, operands, shape);
+    by_program_type(c, [&](auto t) {
+      assign_program<decltype(t)>(dst, p);
+      return 0;
+    });
+    dst.parent->halo_stale = true;
+  });
+  m.def("bench_cpp_fused5", &bench_cpp_fused5,
+        "perf/bench_python.py: the C++ fused kernel out = 0.2 * (a + b + c + d + e), reps times; seconds each.");
+  m.def("reduce",
+        [](Reduction r, DType c, const std::vector<int>& code, const std::vector<double>& kf,
+           const std::vector<std::int64_t>& ki, int result, const std::vector<Holder>& operands,
+           const std::vector<index_t>& shape) -> nb::object {
+          const ProgramIn p = program_in(code, kf, ki, result, operands, shape);
+          const Scalar s = by_program_type(c, [&](auto t) { return reduce_program<decltype(t)>(r, p); });
+          if (s.is_int) return nb::int_(s.i);
+          return nb::float_(s.f);
+        });
+}
