@@ -147,8 +147,12 @@ class Gmres : public KrylovBase<Gmres<Operator, Flexible>, Operator> {
       for (int i = 0; i < j; ++i) ause[i] = value_type(0);
     }
     const double rho = std::sqrt(rho2);
-    if (!(rho > 0) || !std::isfinite(rho)) {  // u_j is in span V: column j - 1 ends an invariant space
-      if (j > 0) fix_column(j - 1, ause.data(), 0.0);
+    if (!(rho > 0) || !std::isfinite(rho)) {
+      if (j == 0 || !std::isfinite(rho))  // r's norm vanished or is not finite here alone
+        return stop_now(std::isfinite(rho) ? Reason::breakdown : Reason::nan_or_inf,
+                        spmd::impl::str("the norm of the basis vector of iteration ", it_ + 1, " is ", rho));
+      // u_j is in span V: column j - 1 ends an invariant Krylov space
+      fix_column(j - 1, ause.data(), 0.0);
       const double tr = finish_cycle();
       const Reason v = progress_.verdict(tr);
       if (v != Reason::none) return this->stop_at(v, tr, tr);
