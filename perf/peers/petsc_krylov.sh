@@ -26,7 +26,13 @@ out=$(realpath -m "${3:-$root/bench-results/petsc-krylov}")
 mkdir -p "$out"
 export PETSC_DIR=${PETSC_DIR:-$(ls -d /usr/lib/petscdir/petsc3.*/*-real | tail -1)}
 export OMP_NUM_THREADS=1 OMP_PROC_BIND=false
-petsc=(mpiexec.openmpi --allow-run-as-root --oversubscribe)
+# Both sides start alike on a shared machine: MPICH's launcher starts its ranks in a new session
+# (their own scheduler autogroup, nice 0) and does not bind them to cores; Open MPI's ranks stay
+# in the caller's session and are bound to one core each at 1-2 ranks. So PETSc runs under
+# `setsid --wait` with --bind-to none. (Without: under load 8-9, PETSc's ranks shared the
+# caller's autogroup with its other jobs and got ~30% of a core where ours got ~90%: BiCGStab
+# 512^2 at 1 rank 21 ms against 4.5 ms.)
+petsc=(setsid --wait mpiexec.openmpi --allow-run-as-root --oversubscribe --bind-to none)
 
 # ours NAME NP ARGS...: apps/cg_solver --json OUT/NAME.json, its log in OUT/NAME.log
 ours() {

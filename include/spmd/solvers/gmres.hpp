@@ -11,25 +11,40 @@
 ///
 /// m is SolverOptions::restart (SciPy's `restart`). x holds the initial guess on entry and the
 /// solution on return. Collective; the SolveResult is the same on every rank. The classes
-/// GMRES<Op> and FGMRES<Op> also run step by step and save and resume their state (the basis,
-/// the rotated Hessenberg matrix) between iterations, bitwise at the same rank count.
+/// GMRES<Op> and FGMRES<Op> also run step by step and save and resume their state (the basis and
+/// the next candidate vector, the Hessenberg matrix) between iterations, bitwise at the same rank
+/// count.
 ///
-/// One iteration (Arnoldi step j of a cycle; V = [v_0 .. v_j] orthonormal):
+/// One iteration (Arnoldi step j of a cycle; V = [v_0 .. v_{j-1}] orthonormal, u_j the
+/// candidate for v_j: A M^-1 v_{j-1} orthogonalised once against V):
 ///
-///   z = M^-1 v_j (Jacobi: one pass; none: z is v_j);  w = A z
-///   Gram-Schmidt, twice (CGS2; Giraud, Langou, Rozloznik 2005: "twice is enough" keeps V
-///   orthogonal to working precision):
-///     pass 1: h = V^T w                      one kernel, one MPI_Allreduce of j + 2 numbers
-///     pass 2: w -= V h; g = V^T w, ||w||^2   one kernel, one MPI_Allreduce of j + 2 numbers
-///     v_{j+1} = (w - V g) / eta              one kernel; eta^2 = ||w||^2 - ||g||^2 (exact, as
-///                                            V g is w's part in span V), computed directly
-///                                            (one more all-reduce) when that cancels
-///   column j of the Hessenberg matrix is h + g and eta; Givens rotations on the host give the
-///   residual norm |g_{j+1}| of the minimiser without forming it.
+///   z = M^-1 u_j (Jacobi: one pass; none: z is u_j);  w = A z
+///   delayed classical Gram-Schmidt with reorthogonalisation (DCGS2: Swirydowicz, Langou,
+///   Ananthan, Yang, Thomas 2020; Bielich, Langou, Thomas, Swirydowicz, Yamazaki, Boman 2022),
+///   the second pass of v_j lagged into step j + 1's sweep:
+///     sweep 1: a = V^T u_j, b = V^T w, u_j.u_j, u_j.w, w.w     one kernel, ONE MPI_Allreduce of
+///                                                              2 j + 4 numbers
+///     host:    rho^2 = u_j.u_j - |a|^2; column j - 1 final (its first pass + a, rho);
+///              c = [b, (u_j.w - a.b) / rho]; column j = (c - H a) / rho (A M^-1 v_j = (w - V H a)
+///              / rho by the Arnoldi relation of the columns before)
+///     sweep 2: v_j = (u_j - V a) / rho;  u_{j+1} = (w - [V, v_j] c) / rho   one kernel, in place
+///   H(j+1, j) is the first-pass norm (w.w - |c|^2)^(1/2) / rho until step j + 1 gives the exact
+///   one (the rotation of column j is then done again). Where a Pythagorean norm cancels, the
+///   pass is done at once instead: the second (one more sweep and all-reduce) when the first-pass
+///   norm is below 10^6 (j + 2) eps of ||A M^-1 v_j||^2, and u - V a formed and its norm reduced
+///   when the second's is below a quarter (as CGS2 did). A cycle's last column takes its second
+///   pass at the end of the cycle. Orthogonality: that of CGS2 ("twice is enough", Giraud,
+///   Langou, Rozloznik 2005; tests/test_krylov.cpp checks |V^T V - I| on an ill-conditioned
+///   basis that one pass loses).
+///   Givens rotations on the host give the residual norm |g_{j+1}| of the minimiser without
+///   forming it.
 ///
-/// Vector traffic per iteration about 3 (j + 2) + 2 vectors (8 B each per point for doubles),
-/// two all-reduces, one operator and one preconditioner application. At the end of a cycle
-/// x += M^-1 V y (GMRES: one more preconditioner application) or x += Z y (FGMRES), and the
+/// Vector traffic per iteration about 2 j + 7 vectors and the operator's (8 B per point for doubles: each
+/// sweep reads the j basis vectors once, sweep 2 updates u_j and w in place), one all-reduce,
+/// one operator and one preconditioner application; PETSc's GMRES (classical Gram-Schmidt
+/// without refinement, its basis vectors 4 per pass) moves about 2.75 j + 9. FGMRES keeps
+/// z~_j = M^-1 u_j and the triangular T with Z = Z~ T (no sweep). At the end of a cycle
+/// x += M^-1 V y (GMRES: one more preconditioner application) or x += Z~ T y (FGMRES), and the
 /// true residual r = b - A x starts the next cycle.
 ///
 /// Stopping (SolverOptions, as CG): the residual norm |g_{j+1}| of the minimiser (which equals

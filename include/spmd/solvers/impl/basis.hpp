@@ -81,8 +81,103 @@ struct BasisSweep {
     }
     update_rest<G>(n - q, p, h, q, off, from, d, a, lo, hi);  // the last group scales by a
   }
+  /// out[2q] += p[q] . u and out[2q+1] += p[q] . w over [lo, hi) for q < n (n <= K), in groups
+  /// of G: one pass reads u and w once for G vectors (2 G independent sums).
+  template <std::size_t K>
+  static KOKKOS_FORCEINLINE_FUNCTION void dots2(const Kokkos::Array<const T*, K>& p, const int n, const index_t off,
+                                                const T* u, const T* w, const index_t lo, const index_t hi, T* out) {
+    int q = 0;
+    for (; q + G <= n; q += G) dots2_group<G>(p, q, off, u, w, lo, hi, out);
+    if (q < n) dots2_rest<G - 1>(n - q, p, q, off, u, w, lo, hi, out);
+  }
+  /// Two updates in one pass over the p[q] (q < n), in groups of G, in place:
+  ///   u = s (u - sum_q a[q] p[q]);  w = s (w - sum_q c[q] p[q] - cu u)   (u the new u)
+  /// (s = 1 and cu = 0 for all but the last of several kernels).
+  template <std::size_t K>
+  static KOKKOS_FORCEINLINE_FUNCTION void update2(const Kokkos::Array<const T*, K>& p, const Kokkos::Array<T, K>& a,
+                                                  const Kokkos::Array<T, K>& c, const int n, const index_t off, T* u,
+                                                  T* w, const T s, const T cu, const index_t lo, const index_t hi) {
+    int q = 0;
+    for (; q + G < n; q += G) update2_group<G>(p, a, c, q, off, u, w, T(1), T(0), lo, hi);
+    update2_rest<G>(n - q, p, a, c, q, off, u, w, s, cu, lo, hi);  // the last group scales
+  }
 
  private:
+  template <int M, std::size_t K>
+  static KOKKOS_FORCEINLINE_FUNCTION void dots2_rest(const int m, const Kokkos::Array<const T*, K>& p, const int q,
+                                                     const index_t off, const T* u, const T* w, const index_t lo,
+                                                     const index_t hi, T* out) {
+    if constexpr (M >= 1) {
+      if (m == M)
+        dots2_group<M>(p, q, off, u, w, lo, hi, out);
+      else
+        dots2_rest<M - 1>(m, p, q, off, u, w, lo, hi, out);
+    }
+  }
+  template <int M, std::size_t K>
+  static KOKKOS_FORCEINLINE_FUNCTION void dots2_group(const Kokkos::Array<const T*, K>& p, const int q,
+                                                      const index_t off, const T* u, const T* w, const index_t lo,
+                                                      const index_t hi, T* out) {
+    static_assert(M >= 1 && M <= G, "spmd::solvers::impl::BasisSweep: a group of 1 to G vectors");
+    const T* r[M];
+    for (int g = 0; g < M; ++g) r[g] = p[q + g] + off;
+    const T* ur = u + off;
+    const T* wr = w + off;
+    T su[M], sw[M];
+    for (int g = 0; g < M; ++g) su[g] = sw[g] = T(0);
+    for (index_t i = lo; i < hi; ++i) {
+      const T ui = ur[i], wi = wr[i];
+      for (int g = 0; g < M; ++g) {
+        su[g] += r[g][i] * ui;
+        sw[g] += r[g][i] * wi;
+      }
+    }
+    for (int g = 0; g < M; ++g) {
+      out[2 * (q + g)] += su[g];
+      out[2 * (q + g) + 1] += sw[g];
+    }
+  }
+  template <int M, std::size_t K>
+  static KOKKOS_FORCEINLINE_FUNCTION void update2_rest(const int m, const Kokkos::Array<const T*, K>& p,
+                                                       const Kokkos::Array<T, K>& a, const Kokkos::Array<T, K>& c,
+                                                       const int q, const index_t off, T* u, T* w, const T s,
+                                                       const T cu, const index_t lo, const index_t hi) {
+    if constexpr (M >= 1) {
+      if (m == M) {
+        update2_group<M>(p, a, c, q, off, u, w, s, cu, lo, hi);
+        return;
+      }
+      update2_rest<M - 1>(m, p, a, c, q, off, u, w, s, cu, lo, hi);
+    } else {
+      update2_group<0>(p, a, c, q, off, u, w, s, cu, lo, hi);
+    }
+  }
+  template <int M, std::size_t K>
+  static KOKKOS_FORCEINLINE_FUNCTION void update2_group(const Kokkos::Array<const T*, K>& p,
+                                                        const Kokkos::Array<T, K>& a, const Kokkos::Array<T, K>& c,
+                                                        const int q, const index_t off, T* u, T* w, const T s,
+                                                        const T cu, const index_t lo, const index_t hi) {
+    static_assert(M >= 0 && M <= G, "spmd::solvers::impl::BasisSweep: a group of 0 to G vectors");
+    const T* r[M > 0 ? M : 1];
+    T ca[M > 0 ? M : 1], cc[M > 0 ? M : 1];
+    for (int g = 0; g < M; ++g) {
+      r[g] = p[q + g] + off;
+      ca[g] = a[q + g];
+      cc[g] = c[q + g];
+    }
+    T* ur = u + off;
+    T* wr = w + off;
+    for (index_t i = lo; i < hi; ++i) {
+      T t1 = ur[i], t2 = wr[i];
+      for (int g = 0; g < M; ++g) {
+        t1 -= ca[g] * r[g][i];
+        t2 -= cc[g] * r[g][i];
+      }
+      t1 *= s;
+      ur[i] = t1;
+      wr[i] = (t2 - cu * t1) * s;
+    }
+  }
   // The group of the remaining m (<= M) vectors, m a run-time number.
   template <int M, std::size_t K>
   static KOKKOS_FORCEINLINE_FUNCTION void dots_rest(const int m, const Kokkos::Array<const T*, K>& p, const int q,
@@ -198,6 +293,40 @@ struct BasisCombine {
   }
 };
 
+/// s_{2q} += p_q . u, s_{2q+1} += p_q . w over a row chunk for q < n.
+template <class T, int N, int K, int G>
+struct BasisDots2 {
+  BasisLayout<N> at;
+  Kokkos::Array<const T*, K> p;
+  const T* u;
+  const T* w;
+  int n;
+  KOKKOS_INLINE_FUNCTION void operator()(const Kokkos::Array<index_t, N>& k, const index_t lo, const index_t hi,
+                                         spmd::impl::Sums<T, 2 * K>& acc) const {
+    BasisSweep<T, G>::dots2(p, n, at.row(k), u, w, lo, hi, acc.v);
+  }
+};
+
+/// u = s (u - sum_q a_q v_q), w = s (w - sum_q c_q v_q - cu u) over a row chunk (q < n), in
+/// blocks of basis_block points (the partial u and w stay in cache between the groups).
+template <class T, int N, int K, int G>
+struct BasisUpdate2 {
+  BasisLayout<N> at;
+  Kokkos::Array<const T*, K> p;
+  Kokkos::Array<T, K> a, c;
+  T* u;
+  T* w;
+  T s, cu;
+  int n;
+  KOKKOS_INLINE_FUNCTION void operator()(const Kokkos::Array<index_t, N>& k, const index_t lo, const index_t hi) const {
+    const index_t off = at.row(k);
+    for (index_t b = lo; b < hi; b += basis_block) {
+      const index_t e = hi - b > basis_block ? b + basis_block : hi;
+      BasisSweep<T, G>::update2(p, a, c, n, off, u, w, s, cu, b, e);
+    }
+  }
+};
+
 /// The basis kernels over vectors of one layout (that of `like`). Local: the sums are this
 /// rank's; the caller combines them.
 template <class V>
@@ -263,6 +392,40 @@ class BasisKernels {
     }
     combine(exec, v, c, h, w, T(1), w);
     dots(exec, v, c, w, true, out);
+  }
+
+  /// The first sweep of a delayed CGS2 step (solvers/gmres.hpp): with p = [v_0 .. v_{c-1}, u, w],
+  /// out[2q] = p_q . u and out[2q+1] = p_q . w (q <= c + 1: 2 c + 4 numbers, this rank's). One
+  /// sweep of the vectors when they fit one kernel. Waits. Local.
+  void dots2(const execution_space& exec, const T* const* v, const int c, const T* u, const T* w, T* out) const {
+    const int total = c + 2;
+    for (int q0 = 0; q0 < total; q0 += chunk + 2) {
+      const int n = std::min(chunk + 2, total - q0);
+      BasisDots2<T, N, chunk + 2, basis_group> body{at_, {}, u, w, n};
+      for (int q = 0; q < n; ++q) body.p[q] = q0 + q < c ? v[q0 + q] : q0 + q == c ? u : w;
+      const auto s =
+          spmd::impl::reduce_box<BasisSumsRule<T, 2 * (chunk + 2)>>(exec, "spmd::solvers::gmres::dots2", items(), body);
+      for (int q = 0; q < 2 * n; ++q) out[2 * q0 + q] = s.v[q];
+    }
+  }
+
+  /// The second sweep of a delayed CGS2 step, in place: u = s (u - sum_q a[q] v[q]) and
+  /// w = s (w - sum_q c[q] v[q] - cu u), u the new u (q < n). Asynchronous. Local.
+  void update2(const execution_space& exec, const T* const* v, const int n, const T* a, const T* c, T s, T cu, T* u,
+               T* w) const {
+    int q0 = 0;
+    do {
+      const int k = std::min(chunk, n - q0);
+      const bool last = q0 + k >= n;
+      BasisUpdate2<T, N, chunk, basis_group> body{at_, {}, {}, {}, u, w, last ? s : T(1), last ? cu : T(0), k};
+      for (int q = 0; q < k; ++q) {
+        body.p[q] = v[q0 + q];
+        body.a[q] = a[q0 + q];
+        body.c[q] = c[q0 + q];
+      }
+      spmd::impl::for_box(exec, "spmd::solvers::gmres::update2", items(), body);
+      q0 += k;
+    } while (q0 < n);
   }
 
   /// dst = a (src - sum_q h[q] v[q]) (q < c; src null: 0; src may be dst). Asynchronous. Local.
