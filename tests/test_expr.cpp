@@ -643,6 +643,37 @@ TEST(Expr, DeviceFormOfTheKernels) {
   three_and_four_dimensions();
 }
 
+TEST(Expr, DefaultInPlaceFormOfTheSpace) {
+  // With the library's own forms (no test switch), an update that reads its destination at
+  // other positions takes its space's default form: on a host space the lagged form (in place,
+  // a few rows behind: no buffer of the whole update), on a device a buffer and a copy back.
+  spmd::testing::KnobsGuard guard;
+  spmd::testing::knobs() = spmd::testing::Knobs{};
+  auto [a, r] = pattern<2>(dist2(1), 0.0, "a");
+  spmd::exchange_halo(a);
+  const auto in = slice(1, -1);
+  auto center = a(in, in);
+  center = 0.5 * (a(slice(0, -2), in) + a(in, slice(2, none)));
+  const auto w = ref::View::whole(r);
+  const auto I = Arg::sl(1, -1);
+  const Vec N = w({Arg::sl(0, -2), I}).get(), E = w({I, Arg::sl(2, None)}).get();
+  Vec want(N.size());
+  for (std::size_t i = 0; i < N.size(); ++i) want[i] = 0.5 * (N[i] + E[i]);
+  w({I, I}).set(want);
+  expect_array(a, r, "a[1:-1, 1:-1] = 0.5 * (a[:-2, 1:-1] + a[1:-1, 2:])", 0.0);
+  const auto& st = spmd::impl::expr_state(a);
+  const auto owned = static_cast<std::size_t>(center.owned().size());
+  if (spmd::impl::host_accessible<typename decltype(a)::memory_space>()) {
+    EXPECT_EQ(st.scratch.extent(0), 0u) << "a host space buffered the update instead of the lagged form";
+    if (owned > 0) {
+      EXPECT_GT(st.lagged.extent(0), 0u);
+    }
+  } else {
+    EXPECT_GE(st.scratch.extent(0), owned) << "a device space did not take the buffered form";
+    EXPECT_EQ(st.lagged.extent(0), 0u);
+  }
+}
+
 TEST(Expr, RanksOwningNothing) {
   // 3 elements (or 2 rows) at up to 4 ranks: some ranks own nothing; every operation still runs
   // there (empty boxes: no kernel; moves and reductions still take part)
