@@ -18,6 +18,10 @@ Measures (each the median of --repeat timed runs; device time between CUDA event
   cfd       CFD Python step 12 (perf/peers/numpy_cfd.py) run on CuPy: grid-point-steps per second
   cg        cupyx.scipy.sparse.linalg.cg on the 2-D 5-point Poisson CSR matrix: ms per iteration,
             from the difference of two iteration counts (the set-up cancels)
+  gmres     cupyx.scipy.sparse.linalg.gmres(restart=30) on cg_solver's convdiff2d matrix (Peclet
+            100, assembled row for row as spmd::sparse::convection_diffusion2d; perf/peers/
+            petsc_common.py's rule): ms per inner iteration from two run lengths, the inner
+            iterations counted by the restart callback (CuPy counts maxiter in inner iterations)
   latency   host-timed (perf_counter around call + synchronize): float(cp.dot(x, x)),
             float(x.sum()), float(cp.linalg.norm(x)), a fused elementwise assignment over 1000
             elements, one hand-fused stencil iteration at 1024^2
@@ -232,6 +236,70 @@ def cg(n, reps, iters=(100, 300)):
     return out
 
 
+def convdiff2d(n, peclet=100.0):
+    """sparse::convection_diffusion2d on n x n (petsc_common.stencil_matrix's rule) as cupyx CSR."""
+    import numpy as np
+    import cupyx.scipy.sparse as sp
+
+    total, strides = n * n, [n, 1]
+    k = np.arange(total, dtype=np.int64)
+    coord = [k // n, k % n]
+    c = [peclet / np.sqrt(2.0) / (n + 1)] * 2
+    offsets, inside, values = [], [], []
+    for d in range(2):  # minus neighbours by decreasing stride, the diagonal, plus neighbours
+        offsets.append(-strides[d]); inside.append(coord[d] > 0); values.append(-1.0 - c[d])
+    offsets.append(0); inside.append(np.ones_like(k, dtype=bool)); values.append(4.0 + sum(c))
+    for d in (1, 0):
+        offsets.append(strides[d]); inside.append(coord[d] + 1 < n); values.append(-1.0)
+    inside = np.stack(inside, axis=1)
+    cols = (k[:, None] + np.array(offsets)[None, :])[inside]
+    vals = np.broadcast_to(np.array(values), inside.shape)[inside]
+    indptr = np.concatenate([[0], np.cumsum(inside.sum(axis=1))])
+    return sp.csr_matrix((cp.asarray(vals), cp.asarray(cols.astype(np.int32)),
+                          cp.asarray(indptr.astype(np.int32))), shape=(total, total))
+
+
+def krylov(n, reps, restart=30):
+    """cupyx gmres(restart) and bicgstab (when CuPy has it) on convdiff2d: ms per iteration."""
+    import cupyx.scipy.sparse.linalg as spl
+
+    a = convdiff2d(n)
+    b = a @ cp.ones(a.shape[0])
+    out = {"n": n, "rows": a.shape[0], "nnz": int(a.nnz), "restart": restart}
+
+    def gm(k):
+        calls = [0]
+
+        def count(_):
+            calls[0] += 1
+        t0 = time.perf_counter()
+        spl.gmres(a, b, restart=restart, maxiter=k, rtol=1e-30, atol=0.0, callback=count,
+                  callback_type="pr_norm")
+        cp.cuda.Device().synchronize()
+        return time.perf_counter() - t0, calls[0] * restart
+
+    for _ in range(2):
+        gm(2 * restart)
+    small = [gm(2 * restart) for _ in range(reps)]
+    big = [gm(10 * restart) for _ in range(reps)]
+    dt = statistics.median(t for t, _ in big) - statistics.median(t for t, _ in small)
+    di = big[0][1] - small[0][1]
+    out["gmres_inner_iterations"] = [small[0][1], big[0][1]]
+    out["gmres_ms_per_iteration"] = dt / di * 1e3 if di > 0 else None
+    if hasattr(spl, "bicgstab"):
+        def bs(k):
+            t0 = time.perf_counter()
+            spl.bicgstab(a, b, maxiter=k, rtol=1e-30, atol=0.0)
+            cp.cuda.Device().synchronize()
+            return time.perf_counter() - t0
+        bs(50)
+        t = [statistics.median(bs(k) for _ in range(reps)) for k in (100, 300)]
+        out["bicgstab_ms_per_iteration"] = (t[1] - t[0]) / 200 * 1e3
+    del a, b
+    cp.get_default_memory_pool().free_all_blocks()
+    return out
+
+
 def latency(reps):
     out = {}
     for n in (1000, 1 << 18):
@@ -250,7 +318,8 @@ def latency(reps):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--only", default="copy,stencil,stencil3d,reduce,cfd,cg,latency")
+    p.add_argument("--only", default="copy,stencil,stencil3d,reduce,cfd,cg,latency",
+                   help="also: gmres (not in the default set)")
     p.add_argument("--sizes", default="4096,8192,16384", help="stencil grid sides (n + 2)")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--json")
@@ -275,6 +344,8 @@ def main():
         report("cfd", cfd(4096, 10, 50, 3))
     if "cg" in only:
         report("cg", [cg(1024, a.repeat), cg(4096, 3)])
+    if "gmres" in only:
+        report("gmres", [krylov(1024, a.repeat), krylov(2048, 3)])
     if "latency" in only:
         report("latency", latency(200))
     if a.json:

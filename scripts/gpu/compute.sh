@@ -7,8 +7,10 @@
 # (run-carried.sh exports build, src, mpiexec, out and the library path). STEPS (default all, in
 # this order): triad stencil knobs reduce cg sparse apps cupy; also solvers (issue 26's
 # methods and preconditioners), cgapps (the apps step's CG runs alone), cfd (the CFD app and
-# CuPy's run of the NumPy program, with the copy bandwidth) and tests (test programs
-# at 1 and 2 ranks on GPU 0), named only. One rank, GPU 0. Each benchmark writes
+# CuPy's run of the NumPy program, with the copy bandwidth), gmres (GMRES(30) and BiCGStab on
+# convdiff2d against cupyx's on the same matrix), profiles (Nsight Compute of the kernels behind the
+# targets not met: the CFD step, the in-place stencil forms; SPMD_NCU_SECTIONS) and tests (test
+# programs at 1 and 2 ranks on GPU 0), named only. One rank, GPU 0. Each benchmark writes
 # Google Benchmark JSON (3 repetitions, aggregates) and each app its --json report under $out; a
 # step that would start after SPMD_COMPUTE_BUDGET seconds (default 480) is skipped and said so.
 # The summary lines go to $out/compute.txt and stdout.
@@ -86,6 +88,43 @@ for s in "${steps[@]}"; do
       app app_cfd cfd --nx 4096 --ny 4096 --steps 10 --nit 50
       app app_cfd_log_view cfd --nx 4096 --ny 4096 --steps 10 --nit 50 --spmd-log-view  # where a step goes
       run cupy_cfd python3 "$src/perf/peers/cupy_peers.py" --only copy,cfd --repeat 3 --json "$out/cupy_cfd.json" ;;
+    gmres)  # (named only) issue 26: ms per iteration against cupyx on the same convdiff2d matrix
+      for n in 1024 2048; do
+        app app_gmres_$n cg_solver --problem convdiff2d --peclet 100 --n $n --tol 1e-30 --method gmres \
+          --gmres-restart 30 --max-iters 600
+        app app_bicgstab_$n cg_solver --problem convdiff2d --peclet 100 --n $n --tol 1e-30 --method bicgstab \
+          --max-iters 600
+      done
+      run cupy_gmres python3 "$src/perf/peers/cupy_peers.py" --only copy,gmres --repeat 5 --json "$out/cupy_gmres.json" ;;
+    profiles)  # (named only) issue 23: what bounds the targets not met (details pages as text)
+      ncu_sections=(${SPMD_NCU_SECTIONS:---section SpeedOfLight --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis})
+      prof() {  # prof NAME KERNEL_REGEX SKIP COUNT PROGRAM [ARGS...]
+        local name=$1 kre=$2 skip=$3 count=$4
+        shift 4
+        run "ncu_$name" ncu --clock-control none --kernel-name-base demangled -k "regex:$kre" \
+          --launch-skip "$skip" --launch-count "$count" "${ncu_sections[@]}" -f -o "$out/ncu_$name" "$@"
+        ncu --import "$out/ncu_$name.ncu-rep" --page details >"$out/ncu_$name.txt" 2>&1 || true
+        rm -f "$out/ncu_$name.ncu-rep"
+        say "ncu_$name: $(grep -c 'Section: GPU Speed Of Light' "$out/ncu_$name.txt") kernels profiled"
+      }
+      # one whole CFD step after the first: every kernel of a pressure sweep and the momentum update
+      prof cfd '.' 400 60 "$build/apps/cfd" --nx 4096 --ny 4096 --steps 3 --nit 50
+      # the in-place 5-point forms at 16384^2: the buffered default, then the one-pass tiled form
+      prof inplace 'ForItems|TiledAssign|Copy' 100 4 "$build/perf/bench_stencil" \
+        --benchmark_filter='BM_stencil_fused_inplace/grid:16384' --benchmark_min_time=1
+      prof inplace_tiled 'TiledAssign|Copy' 100 4 "$build/perf/bench_stencil" \
+        --benchmark_filter='BM_stencil_fused_inplace_tiled/grid:16384' --benchmark_min_time=1
+      # the latency floor of this machine without Kokkos (perf/peers/launch_floor.cu, built here)
+      if nvcc -O2 -std=c++17 -arch=sm_90 "$src/perf/peers/launch_floor.cu" -o "$out/launch_floor" \
+           >"$out/launch_floor_build.log" 2>&1; then
+        run launch_floor "$out/launch_floor" 2000
+        run launch_floor_spin "$out/launch_floor" 2000 --spin
+        say "launch floor: $(cat "$out/launch_floor.log") $(cat "$out/launch_floor_spin.log")"
+        rm -f "$out/launch_floor"
+      else
+        say "launch_floor: nvcc failed ($(tail -1 "$out/launch_floor_build.log"))"
+      fi
+      ;;
     cupy) run cupy python3 "$src/perf/peers/cupy_peers.py" --repeat 5 --json "$out/cupy.json" ;;
     *) say "unknown step '$s'" ;;
   esac
