@@ -9,7 +9,8 @@
 # methods and preconditioners), cgapps (the apps step's CG runs alone), cfd (the CFD app and
 # CuPy's run of the NumPy program, with the copy bandwidth), gmres (GMRES(30) and BiCGStab on
 # convdiff2d against cupyx's on the same matrix), profiles (Nsight Compute of the kernels behind the
-# targets not met: the CFD step, the in-place stencil forms; SPMD_NCU_SECTIONS) and tests (test
+# targets not met: the CFD step, the in-place forms, the 3-D Laplacian, pipelined CG, the launch
+# floor; SPMD_PROFILES picks some, SPMD_NCU_SECTIONS the sections) and tests (test
 # programs at 1 and 2 ranks on GPU 0), named only. One rank, GPU 0. Each benchmark writes
 # Google Benchmark JSON (3 repetitions, aggregates) and each app its --json report under $out; a
 # step that would start after SPMD_COMPUTE_BUDGET seconds (default 480) is skipped and said so.
@@ -96,7 +97,9 @@ for s in "${steps[@]}"; do
           --max-iters 600
       done
       run cupy_gmres python3 "$src/perf/peers/cupy_peers.py" --only copy,gmres --repeat 5 --json "$out/cupy_gmres.json" ;;
-    profiles)  # (named only) issue 23: what bounds the targets not met (details pages as text)
+    profiles)  # (named only) issue 23: what bounds the targets not met (details pages as text).
+      # Under ncu every launch is serialised and slow (a 1 ms CG iteration takes 200 ms), so the
+      # benchmarks run few iterations: keep the skips small.
       ncu_sections=(${SPMD_NCU_SECTIONS:---section SpeedOfLight --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis})
       prof() {  # prof NAME KERNEL_REGEX SKIP COUNT PROGRAM [ARGS...]
         local name=$1 kre=$2 skip=$3 count=$4
@@ -107,23 +110,36 @@ for s in "${steps[@]}"; do
         rm -f "$out/ncu_$name.ncu-rep"
         say "ncu_$name: $(grep -c 'Section: GPU Speed Of Light' "$out/ncu_$name.txt") kernels profiled"
       }
-      # one whole CFD step after the first: every kernel of a pressure sweep and the momentum update
-      prof cfd '.' 400 60 "$build/apps/cfd" --nx 4096 --ny 4096 --steps 3 --nit 50
-      # the in-place 5-point forms at 16384^2: the buffered default, then the one-pass tiled form
-      prof inplace 'ForItems|TiledAssign|Copy' 100 4 "$build/perf/bench_stencil" \
-        --benchmark_filter='BM_stencil_fused_inplace/grid:16384' --benchmark_min_time=1
-      prof inplace_tiled 'TiledAssign|Copy' 100 4 "$build/perf/bench_stencil" \
-        --benchmark_filter='BM_stencil_fused_inplace_tiled/grid:16384' --benchmark_min_time=1
-      # the latency floor of this machine without Kokkos (perf/peers/launch_floor.cu, built here)
-      if nvcc -O2 -std=c++17 -arch=sm_90 "$src/perf/peers/launch_floor.cu" -o "$out/launch_floor" \
-           >"$out/launch_floor_build.log" 2>&1; then
-        run launch_floor "$out/launch_floor" 2000
-        run launch_floor_spin "$out/launch_floor" 2000 --spin
-        say "launch floor: $(cat "$out/launch_floor.log") $(cat "$out/launch_floor_spin.log")"
-        rm -f "$out/launch_floor"
-      else
-        say "launch_floor: nvcc failed ($(tail -1 "$out/launch_floor_build.log"))"
-      fi
+      # SPMD_PROFILES chooses which (default all, in this order)
+      for pr in ${SPMD_PROFILES:-cfd inplace inplace_tiled laplace3d pipelined floor}; do
+        case $pr in
+          cfd)  # one whole CFD step after the first: every kernel of the pressure sweeps
+            prof cfd '.' 400 60 "$build/apps/cfd" --nx 4096 --ny 4096 --steps 3 --nit 50 ;;
+          inplace)  # the in-place 5-point update at 16384^2 (buffered default: update + copy back)
+            prof inplace 'ForItems|Copy' 4 10 "$build/perf/bench_stencil" \
+              --benchmark_filter='BM_stencil_fused_inplace/grid:16384' --benchmark_min_time=1 ;;
+          inplace_tiled)  # the one-pass tiled form (its two kernels)
+            prof inplace_tiled 'TiledAssign' 0 10 "$build/perf/bench_stencil" \
+              --benchmark_filter='BM_stencil_fused_inplace_tiled/grid:16384' --benchmark_min_time=1 ;;
+          laplace3d)  # the 3-D Laplacian apply at 256^3 (0.60 of the copy on the H200)
+            prof laplace3d 'Laplace|ForItems' 2 8 "$build/perf/bench_cg" \
+              --benchmark_filter='BM_laplacian_apply/dim:3/n:256/exchange:0' --benchmark_min_time=1 ;;
+          pipelined)  # pipelined CG at 4096^2: every kernel of a few iterations
+            prof pipelined '.' 30 16 "$build/perf/bench_cg" \
+              --benchmark_filter='BM_pipelined_cg/dim:2/n:4096/' --benchmark_min_time=1 ;;
+          floor)  # the latency floor of this machine without Kokkos (perf/peers/launch_floor.cu, built here)
+            if nvcc -O2 -std=c++17 -arch=sm_90 "$src/perf/peers/launch_floor.cu" -o "$out/launch_floor" \
+                 >"$out/launch_floor_build.log" 2>&1; then
+              run launch_floor "$out/launch_floor" 2000
+              run launch_floor_spin "$out/launch_floor" 2000 --spin
+              say "launch floor: $(cat "$out/launch_floor.log") $(cat "$out/launch_floor_spin.log")"
+              rm -f "$out/launch_floor"
+            else
+              say "launch_floor: nvcc failed ($(tail -1 "$out/launch_floor_build.log"))"
+            fi ;;
+          *) say "unknown profile '$pr'" ;;
+        esac
+      done
       ;;
     cupy) run cupy python3 "$src/perf/peers/cupy_peers.py" --repeat 5 --json "$out/cupy.json" ;;
     *) say "unknown step '$s'" ;;
