@@ -40,6 +40,11 @@ std::vector<float> w_of(std::int64_t s) {
   return host_values<float, 3>(
       {6, 5, 4}, [&](const spmd::Index<3>& g) { return static_cast<float>(s + 100 * g[0] + 10 * g[1] + g[2]); });
 }
+/// The complex dataset "z" (complex128, stored as h5py's compound {r, i}).
+std::vector<Kokkos::complex<double>> z_of(std::int64_t s) {
+  return host_values<Kokkos::complex<double>, 2>(
+      {9, 7}, [&](const spmd::Index<2>& g) { return Kokkos::complex<double>(s + g[0] * 0.5, g[1] - s * 0.25); });
+}
 std::vector<std::int64_t> k_of(std::int64_t s) {
   return host_values<std::int64_t, 1>({50}, [&](const spmd::Index<1>& g) { return s * 100000 + 3 * g[0]; });
 }
@@ -67,6 +72,7 @@ int main(int argc, char** argv) {
   spmd::Distribution<2> du(comm, {40, 30}, spmd::halo(1));
   spmd::Distribution<3> dw(comm, {6, 5, 4});
   spmd::Distribution<1> dk(comm, {50});
+  spmd::Distribution<2> dz(comm, {9, 7}, spmd::halo(1));
   if (mode == "write") {
     if (comm.rank() == 0) std::filesystem::create_directories(dir);
     State s{spmd::zeros<double>(du), spmd::zeros<float>(dw), spmd::zeros<std::int64_t>(dk)};
@@ -74,7 +80,9 @@ int main(int argc, char** argv) {
     spmd::scatter(s.u, root ? u_of(step) : std::vector<double>{});
     spmd::scatter(s.w, root ? w_of(step) : std::vector<float>{});
     spmd::scatter(s.k, root ? k_of(step) : std::vector<std::int64_t>{});
-    spmd::io::save(path, {{"u", s.u}, {"w", s.w}, {"k", s.k}}, {{"step", step}, {"time", step * 0.5}});
+    auto z = spmd::zeros<Kokkos::complex<double>>(dz);
+    spmd::scatter(z, root ? z_of(step) : std::vector<Kokkos::complex<double>>{});
+    spmd::io::save(path, {{"u", s.u}, {"w", s.w}, {"k", s.k}, {"z", z}}, {{"step", step}, {"time", step * 0.5}});
     return 0;
   }
   if (mode != "verify") return 2;
@@ -83,10 +91,12 @@ int main(int argc, char** argv) {
   const auto u = spmd::gather(spmd::io::load<double>(path, "u", du2));
   const auto w = spmd::gather(spmd::io::load<float>(path, "w", dw));
   const auto k = spmd::gather(spmd::io::load<std::int64_t>(path, "k", dk));
+  const auto z = spmd::gather(
+      spmd::io::load<Kokkos::complex<double>>(path, "z", spmd::Distribution<2>(comm, {9, 7}, spmd::grid({1, 0}))));
   const auto attrs = spmd::io::read_attributes(path, comm);
   int bad = 0;
   if (comm.rank() == 0) {
-    if (u != u_of(step) || w != w_of(step) || k != k_of(step)) bad = 1;
+    if (u != u_of(step) || w != w_of(step) || k != k_of(step) || z != z_of(step)) bad = 1;
     if (std::get<std::int64_t>(attrs.at("step")) != step) bad = 1;
     if (bad) std::fprintf(stderr, "io_fault verify: %s does not hold step %lld\n", path.c_str(), (long long)step);
   }

@@ -35,6 +35,7 @@
 #include "spmd/distribution.hpp"
 #include "spmd/impl/array_fwd.hpp"
 #include "spmd/impl/array_impl.hpp"
+#include "spmd/impl/complex.hpp"
 #include "spmd/impl/kernels.hpp"
 #include "spmd/impl/ndrange.hpp"
 
@@ -256,7 +257,8 @@ class Array {
   /// becomes a new array holding its values, as `Array a = e;` would (NumPy's `r = b - A.dot(x)`
   /// on a fresh name). An expression of fewer axes is stretched to `a`'s shape (NumPy's
   /// `a[...] = row`; see expr.hpp).
-  template <class E, class = std::enable_if_t<impl::is_expression_v<E> || std::is_arithmetic_v<E>>>
+  template <class E,
+            class = std::enable_if_t<impl::is_expression_v<E> || std::is_arithmetic_v<E> || impl::is_complex_v<E>>>
   Array& operator=(const E& e) {
     if constexpr (impl::is_expression_v<E>) {
       if constexpr (std::decay_t<E>::rank == N) {

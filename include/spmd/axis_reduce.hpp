@@ -82,9 +82,9 @@ namespace impl {
 /// result's.
 template <class V>
 struct AxisTypes {
-  using sum = sum_t<V>;    // sum
-  using same = V;          // prod, min, max
-  using real = real_t<V>;  // mean, var, std
+  using sum = sum_t<V>;        // sum
+  using same = V;              // prod, min, max
+  using real = floating_t<V>;  // mean (complex for complex V)
 };
 }  // namespace impl
 
@@ -92,33 +92,39 @@ struct AxisTypes {
 /// Mo says): name(exec, x, axes) and name(exec, x, axes, keepdims), and the same on a default
 /// instance of the operand's execution space; over every axis without keepdims the scalar of
 /// reduce.hpp (the axes still checked). Undefined after use.
-#define SPMD_AXIS_REDUCTION(name, C, F, Acc, Out, Mo)                                                 \
-  template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>           \
-  auto name(const Exec& exec, const X& x, const Axes<K>& ax) {                                        \
-    using V = impl::elem_of<X>;                                                                       \
-    (void)sizeof(V);                                                                                  \
-    if constexpr (K == impl::node_t<X>::rank) {                                                       \
-      impl::axis_mask<K>("spmd::" #name, ax.list, impl::as_node(x).shape());                          \
-      return name(exec, x);                                                                           \
-    } else {                                                                                          \
-      return impl::axis_reduction<impl::Combine::C, impl::Map::F, Acc, Out, impl::Moment::Mo, false>( \
-          exec, "spmd::" #name, "spmd::reduce::" #name "_axis", x, ax);                               \
-    }                                                                                                 \
-  }                                                                                                   \
-  template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>           \
-  auto name(const Exec& exec, const X& x, const Axes<K>& ax, KeepDims) {                              \
-    using V = impl::elem_of<X>;                                                                       \
-    (void)sizeof(V);                                                                                  \
-    return impl::axis_reduction<impl::Combine::C, impl::Map::F, Acc, Out, impl::Moment::Mo, true>(    \
-        exec, "spmd::" #name, "spmd::reduce::" #name "_axis", x, ax);                                 \
-  }                                                                                                   \
-  template <class X, int K, impl::if_reducible<X> = 0>                                                \
-  auto name(const X& x, const Axes<K>& ax) {                                                          \
-    return name(impl::exec_of<X>(), x, ax);                                                           \
-  }                                                                                                   \
-  template <class X, int K, impl::if_reducible<X> = 0>                                                \
-  auto name(const X& x, const Axes<K>& ax, KeepDims k) {                                              \
-    return name(impl::exec_of<X>(), x, ax, k);                                                        \
+#define SPMD_AXIS_REDUCTION(name, C, F, Acc, Out, Mo)                                                                  \
+  template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>                            \
+  auto name(const Exec& exec, const X& x, const Axes<K>& ax) {                                                         \
+    using V = impl::elem_of<X>;                                                                                        \
+    (void)sizeof(V);                                                                                                   \
+    static_assert(                                                                                                     \
+        !impl::is_complex_v<Acc> || impl::Combine::C == impl::Combine::sum || impl::Combine::C == impl::Combine::prod, \
+        "spmd::" #name ": complex numbers have no order; reduce abs(z) or real(z) instead");                           \
+    if constexpr (K == impl::node_t<X>::rank) {                                                                        \
+      impl::axis_mask<K>("spmd::" #name, ax.list, impl::as_node(x).shape());                                           \
+      return name(exec, x);                                                                                            \
+    } else {                                                                                                           \
+      return impl::axis_reduction<impl::Combine::C, impl::Map::F, Acc, Out, impl::Moment::Mo, false>(                  \
+          exec, "spmd::" #name, "spmd::reduce::" #name "_axis", x, ax);                                                \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>                            \
+  auto name(const Exec& exec, const X& x, const Axes<K>& ax, KeepDims) {                                               \
+    using V = impl::elem_of<X>;                                                                                        \
+    (void)sizeof(V);                                                                                                   \
+    static_assert(                                                                                                     \
+        !impl::is_complex_v<Acc> || impl::Combine::C == impl::Combine::sum || impl::Combine::C == impl::Combine::prod, \
+        "spmd::" #name ": complex numbers have no order; reduce abs(z) or real(z) instead");                           \
+    return impl::axis_reduction<impl::Combine::C, impl::Map::F, Acc, Out, impl::Moment::Mo, true>(                     \
+        exec, "spmd::" #name, "spmd::reduce::" #name "_axis", x, ax);                                                  \
+  }                                                                                                                    \
+  template <class X, int K, impl::if_reducible<X> = 0>                                                                 \
+  auto name(const X& x, const Axes<K>& ax) {                                                                           \
+    return name(impl::exec_of<X>(), x, ax);                                                                            \
+  }                                                                                                                    \
+  template <class X, int K, impl::if_reducible<X> = 0>                                                                 \
+  auto name(const X& x, const Axes<K>& ax, KeepDims k) {                                                               \
+    return name(impl::exec_of<X>(), x, ax, k);                                                                         \
   }
 
 ///@{
@@ -176,6 +182,7 @@ SPMD_AXIS_REDUCTION(all_of, min, nonzero, int, bool, none)
 template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto var(const Exec& exec, const X& x, const Axes<K>& ax, index_t ddof = 0) {
   using R = impl::real_t<impl::elem_of<X>>;
+  static_assert(!impl::is_complex_v<impl::elem_of<X>>, "spmd::var: not available for complex elements yet");
   if constexpr (K == impl::node_t<X>::rank) {
     const auto e = impl::as_node(x);
     impl::axis_mask<K>("spmd::var", ax.list, e.shape());
@@ -190,6 +197,7 @@ auto var(const Exec& exec, const X& x, const Axes<K>& ax, index_t ddof = 0) {
 template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto var(const Exec& exec, const X& x, const Axes<K>& ax, KeepDims, index_t ddof = 0) {
   using R = impl::real_t<impl::elem_of<X>>;
+  static_assert(!impl::is_complex_v<impl::elem_of<X>>, "spmd::var: not available for complex elements yet");
   return impl::axis_reduction<impl::Combine::sum, impl::Map::value, R, R, impl::Moment::var, true>(
       exec, "spmd::var", "spmd::reduce::var_axis", x, ax, ddof);
 }
@@ -209,6 +217,7 @@ auto var(const X& x, const Axes<K>& ax, KeepDims k, index_t ddof = 0) {
 template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto std(const Exec& exec, const X& x, const Axes<K>& ax, index_t ddof = 0) {
   using R = impl::real_t<impl::elem_of<X>>;
+  static_assert(!impl::is_complex_v<impl::elem_of<X>>, "spmd::std: not available for complex elements yet");
   if constexpr (K == impl::node_t<X>::rank) {
     return static_cast<R>(std::sqrt(var(exec, x, ax, ddof)));
   } else {
@@ -219,6 +228,7 @@ auto std(const Exec& exec, const X& x, const Axes<K>& ax, index_t ddof = 0) {
 template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto std(const Exec& exec, const X& x, const Axes<K>& ax, KeepDims, index_t ddof = 0) {
   using R = impl::real_t<impl::elem_of<X>>;
+  static_assert(!impl::is_complex_v<impl::elem_of<X>>, "spmd::std: not available for complex elements yet");
   return impl::axis_reduction<impl::Combine::sum, impl::Map::value, R, R, impl::Moment::std, true>(
       exec, "spmd::std", "spmd::reduce::std_axis", x, ax, ddof);
 }
@@ -238,6 +248,8 @@ namespace impl {
 template <bool Less, bool Keep, class Exec, class X>
 auto arg_axis(const Exec& exec, const char* fn, const char* label, const X& x, const Axes<1>& ax) {
   const auto e = as_node(x);
+  static_assert(!is_complex_v<typename std::decay_t<decltype(e)>::value_type>,
+                "spmd::argmin, spmd::argmax: complex numbers have no order; reduce abs(z) or real(z) instead");
   constexpr int N = std::decay_t<decltype(e)>::rank;
   const auto mask = axis_mask<N>(fn, ax.list, e.shape());
   auto keep = arg_axis_keep<Less>(exec, fn, label, e, mask);

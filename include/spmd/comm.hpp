@@ -7,6 +7,7 @@
 /// (unless MPI is already finalized). The duplicate uses MPI_ERRORS_RETURN, and every MPI call
 /// made through Comm is checked: a failure becomes spmd::Error.
 
+#include <Kokkos_Complex.hpp>
 #include <mpi.h>
 
 #include <algorithm>
@@ -24,7 +25,8 @@
 
 namespace spmd {
 
-/// The MPI datatype of an arithmetic type T (and std::complex<float/double>). Local.
+/// The MPI datatype of an arithmetic type T (and std::complex or Kokkos::complex of float or
+/// double: one layout, {real, imag}). Local.
 template <class T>
 MPI_Datatype mpi_type() {
   using U = std::remove_cv_t<T>;
@@ -58,9 +60,9 @@ MPI_Datatype mpi_type() {
     return MPI_DOUBLE;
   else if constexpr (std::is_same_v<U, long double>)
     return MPI_LONG_DOUBLE;
-  else if constexpr (std::is_same_v<U, std::complex<float>>)
+  else if constexpr (std::is_same_v<U, std::complex<float>> || std::is_same_v<U, Kokkos::complex<float>>)
     return MPI_CXX_FLOAT_COMPLEX;
-  else if constexpr (std::is_same_v<U, std::complex<double>>)
+  else if constexpr (std::is_same_v<U, std::complex<double>> || std::is_same_v<U, Kokkos::complex<double>>)
     return MPI_CXX_DOUBLE_COMPLEX;
   else
     static_assert(sizeof(U) == 0, "spmd::mpi_type: T has no MPI datatype");

@@ -8,7 +8,8 @@
 ///   double r = spmd::norm2(u(c) - v(c));                      // no temporary array (reduce.hpp)
 ///
 /// Operators + - * / (unary -), comparisons < <= > >= == != (bool expressions), && || !, and
-/// the functions abs, sqrt, exp, log, sin, cos, pow, minimum, maximum, where, `astype<U>` build an
+/// the functions abs, sqrt, exp, log, sin, cos, pow, minimum, maximum, where, `astype<U>`, and
+/// real, imag, conj, angle (complex numbers: Kokkos::complex<float/double>) build an
 /// expression tree (plain structs holding the operands' handles); nothing runs until the
 /// expression is assigned (`view = expr`, `array = expr`, `a += expr`, spmd::assign) or reduced
 /// (reduce.hpp). Shapes broadcast with NumPy's rules (aligned at the last axes; extents equal or
@@ -17,7 +18,10 @@
 /// `c = row * 2.0`; the destination is never broadcast); shapes that do not broadcast are a collective
 /// spmd::Error naming them ("operands could not be broadcast together with shapes (4, 6) (5,)"). Element types follow
 /// NumPy's rules for Python scalars (a scalar takes the array's type unless it is floating and the array integral); `/`
-/// between integers divides as doubles.
+/// between integers divides as doubles. Complex operands follow np.result_type (complex64 with a
+/// float64 array is complex128; a complex array keeps its type with any scalar; a real floating
+/// array with a complex scalar becomes complex of its precision); ordering (< <= > >= minimum
+/// maximum && ||) is not defined for them (a static_assert).
 ///
 /// Evaluation (spmd::assign, collective over the destination's communicator; impl/expr_eval.hpp):
 ///   1. each rank computes the box J of destination indices whose parent elements it owns;
@@ -64,6 +68,10 @@
 namespace spmd {
 
 namespace impl {
+/// The message of assigning complex values to a real array (a static_assert's: a literal).
+#define SPMD_COMPLEX_TO_REAL                                                                   \
+  "spmd::assign: a complex value cannot be assigned to a real array (NumPy would discard the " \
+  "imaginary part): assign real(z), imag(z) or abs(z)"
 /// spmd::assign's one body; `label` names the kernel (nullptr: the default names). Collective.
 template <class Exec, class Dst, class Src>
 void assign_labelled(const Exec& exec, const Dst& dst, const Src& src, const char* label) {
@@ -76,10 +84,12 @@ void assign_labelled(const Exec& exec, const Dst& dst, const Src& src, const cha
                   "spmd::assign: the execution space instance must be of the destination's execution space");
     using T = typename Dst::value_type;
     ExprState<T, typename Dst::memory_space>* own = nullptr;  // the destination's cache
-    if constexpr (std::is_arithmetic_v<Src>) {
+    if constexpr (is_scalar_v<Src>) {
+      static_assert(is_complex_v<T> || !is_complex_v<Src>, SPMD_COMPLEX_TO_REAL);
       assign_expr(exec, dst, ScalarExpr<T>{static_cast<T>(src)}, fn, own, label);
     } else {
       static_assert(is_operand_v<Src>, "spmd::assign: the source is a scalar, an Array, a view or an expression");
+      static_assert(is_complex_v<T> || !is_complex_v<value_of<Src>>, SPMD_COMPLEX_TO_REAL);
       assign_expr(exec, dst, as_node(src), fn, own, label);
     }
   }
@@ -189,11 +199,35 @@ auto operator-(const A& a) {
 
 // ---- functions --------------------------------------------------------------------------------------
 
-/// Element-wise |a| (NumPy's abs; bool operands become int). Local.
+/// Element-wise |a| (NumPy's abs; bool operands become int; the modulus, a real value, for
+/// complex operands: hypot(re, im)). Local.
 template <class A, impl::if_operand<A> = 0>
 auto abs(const A& a) {
   using V = impl::value_of<A>;
   return impl::make_unary<impl::UnOp::abs, std::conditional_t<std::is_same_v<V, bool>, int, V>>(a);
+}
+/// Element-wise real part (NumPy's real: real for a complex operand, the operand itself for a real
+/// one). Local.
+template <class A, impl::if_operand<A> = 0>
+auto real(const A& a) {
+  return impl::make_unary<impl::UnOp::real, impl::value_of<A>>(a);
+}
+/// Element-wise imaginary part (NumPy's imag: real for a complex operand, zeros of the operand's
+/// type for a real one). Local.
+template <class A, impl::if_operand<A> = 0>
+auto imag(const A& a) {
+  return impl::make_unary<impl::UnOp::imag, impl::value_of<A>>(a);
+}
+/// Element-wise complex conjugate (NumPy's conj; a real operand is unchanged). Local.
+template <class A, impl::if_operand<A> = 0>
+auto conj(const A& a) {
+  return impl::make_unary<impl::UnOp::conj, impl::value_of<A>>(a);
+}
+/// Element-wise argument atan2(imag, real) in radians, in (-pi, pi] (NumPy's angle; real: the
+/// operand's real type, double for integers; 0 or pi for a real operand). Local.
+template <class A, impl::if_operand<A> = 0>
+auto angle(const A& a) {
+  return impl::make_unary<impl::UnOp::angle, impl::floating_t<impl::value_of<A>>>(a);
 }
 /// Element-wise square root (integers are converted to double, as NumPy's sqrt). Local.
 template <class A, impl::if_operand<A> = 0>
@@ -220,9 +254,12 @@ template <class A, impl::if_operand<A> = 0>
 auto cos(const A& a) {
   return impl::make_unary<impl::UnOp::cos, impl::floating_t<impl::value_of<A>>>(a);
 }
-/// The elements converted to U (NumPy's astype, lazily).
+/// The elements converted to U (NumPy's astype, lazily; real to complex, not complex to real:
+/// take real(z)).
 template <class U, class A, impl::if_operand<A> = 0>
 auto astype(const A& a) {
+  static_assert(impl::is_complex_v<U> || !impl::is_complex_v<impl::value_of<A>>,
+                "spmd::astype: a complex operand converts to a complex type only (take real(z), imag(z) or abs(z))");
   return impl::make_unary<impl::UnOp::cast, U>(a);
 }
 /// Element-wise a ** b (NumPy's power). Local.

@@ -8,6 +8,7 @@
 namespace spmd::math {
 #if KOKKOS_VERSION >= 30700
 using Kokkos::abs;
+using Kokkos::atan2;
 using Kokkos::cos;
 using Kokkos::exp;
 using Kokkos::fabs;
@@ -16,6 +17,7 @@ using Kokkos::pow;
 using Kokkos::sin;
 using Kokkos::sqrt;
 #else
+using Kokkos::Experimental::atan2;
 using Kokkos::Experimental::cos;
 using Kokkos::Experimental::exp;
 using Kokkos::Experimental::fabs;
@@ -23,6 +25,14 @@ using Kokkos::Experimental::log;
 using Kokkos::Experimental::pow;
 using Kokkos::Experimental::sin;
 using Kokkos::Experimental::sqrt;
+// The Kokkos::complex overloads (Kokkos 3.4 keeps them in Kokkos, the real ones above in
+// Kokkos::Experimental).
+using Kokkos::cos;
+using Kokkos::exp;
+using Kokkos::log;
+using Kokkos::pow;
+using Kokkos::sin;
+using Kokkos::sqrt;
 /// |x| (Kokkos 3.4 has no device abs for every type). Device-callable.
 template <class T>
 KOKKOS_INLINE_FUNCTION T abs(T x) {

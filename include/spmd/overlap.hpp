@@ -45,7 +45,8 @@ void assign_pending(const Exec& exec, Pending& pending, const Dst& dst, const Sr
     static_assert(std::is_same_v<Exec, typename Dst::execution_space>,
                   "spmd::assign: the execution space instance must be of the destination's execution space");
     using T = typename Dst::value_type;
-    if constexpr (std::is_arithmetic_v<Src>) {
+    if constexpr (is_scalar_v<Src>) {
+      static_assert(is_complex_v<T> || !is_complex_v<Src>, SPMD_COMPLEX_TO_REAL);
       assign_overlapped(exec, pending, dst, ScalarExpr<T>{static_cast<T>(src)}, fn, label);
     } else {
       static_assert(is_operand_v<Src>, "spmd::assign: the source is a scalar, an Array, a view or an expression");

@@ -1,8 +1,9 @@
 #pragma once
 /// \file reduce.hpp
-/// Reductions of distributed data: sum, prod, min, max, mean, dot, norm2, norm_inf, argmin,
-/// argmax, count_nonzero, count_if, any_of, all_of. All Collective: every rank of the operand's
-/// communicator calls them and every rank gets the same result.
+/// Reductions of distributed data: sum, prod, min, max, mean, dot, vdot, norm2, norm_inf, argmin,
+/// argmax, count_nonzero, count_if, any_of, all_of. Complex elements: sum, prod, mean, dot, vdot
+/// complex, norm2 real; min, max, norm_inf, argmin, argmax do not compile (no order). All Collective: every rank of the
+/// operand's communicator calls them and every rank gets the same result.
 ///
 /// One path for every operand: an Array, a slice (ArrayView) or an expression (expr.hpp) is
 /// reduced as the expression it is (`sum(a)` is `sum(a(spmd::all))`), without materialising
@@ -41,6 +42,12 @@ using exec_of = typename node_t<X>::memory_space::execution_space;
 template <class X>
 using elem_of = typename node_t<X>::value_type;
 
+/// The reductions that need an order (min, max, norm_inf, argmin, argmax) refuse complex elements
+/// at compile time, naming themselves.
+#define SPMD_CHECK_ORDERED(fn, X)                                                                      \
+  static_assert(!impl::is_complex_v<impl::elem_of<X>>, fn                                              \
+                ": complex numbers have no order; reduce abs(z) or real(z) instead (norm_inf(abs(z)) " \
+                "is the largest modulus)")
 /// Every exec-first reduction checks its instance at compile time, naming itself.
 #define SPMD_CHECK_REDUCE_EXEC(fn)                         \
   static_assert(std::is_same_v<Exec, impl::exec_of<X>>, fn \
@@ -81,6 +88,7 @@ auto prod(const Exec& exec, const X& x) {
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto min(const Exec& exec, const X& x) {
   SPMD_CHECK_REDUCE_EXEC("spmd::min");
+  SPMD_CHECK_ORDERED("spmd::min", X);
   return impl::reduce_expr<impl::Combine::min, impl::Map::value, impl::elem_of<X>>(
       exec, "spmd::min", "spmd::reduce::min", impl::as_node(x), true);
 }
@@ -89,19 +97,21 @@ auto min(const Exec& exec, const X& x) {
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto max(const Exec& exec, const X& x) {
   SPMD_CHECK_REDUCE_EXEC("spmd::max");
+  SPMD_CHECK_ORDERED("spmd::max", X);
   return impl::reduce_expr<impl::Combine::max, impl::Map::value, impl::elem_of<X>>(
       exec, "spmd::max", "spmd::reduce::max", impl::as_node(x), true);
 }
-/// Arithmetic mean (double for integer elements); throws for a zero-size operand. Collective.
+/// Arithmetic mean (double for integer elements, complex for complex ones); throws for a
+/// zero-size operand. Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto mean(const Exec& exec, const X& x) {
   SPMD_CHECK_REDUCE_EXEC("spmd::mean");
   const auto e = impl::as_node(x);
-  using R = impl::real_t<impl::elem_of<X>>;
+  using R = impl::floating_t<impl::elem_of<X>>;
   return impl::reduce_expr<impl::Combine::sum, impl::Map::value, R>(exec, "spmd::mean", "spmd::reduce::mean", e, true) /
-         static_cast<R>(impl::expr_size(e));
+         static_cast<impl::real_part_t<R>>(impl::expr_size(e));
 }
-/// Euclidean norm sqrt(sum x^2). Collective.
+/// Euclidean norm sqrt(sum |x|^2) (real for complex elements, as np.linalg.norm). Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto norm2(const Exec& exec, const X& x) {
   SPMD_CHECK_REDUCE_EXEC("spmd::norm2");
@@ -114,10 +124,12 @@ auto norm2(const Exec& exec, const X& x) {
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto norm_inf(const Exec& exec, const X& x) {
   SPMD_CHECK_REDUCE_EXEC("spmd::norm_inf");
+  SPMD_CHECK_ORDERED("spmd::norm_inf", X);
   return impl::reduce_expr<impl::Combine::absmax, impl::Map::value, impl::elem_of<X>>(
       exec, "spmd::norm_inf", "spmd::reduce::norm_inf", impl::as_node(x));
 }
-/// Sum of a * b over all elements (a, b: arrays, views or expressions of one shape). Collective.
+/// Sum of a * b over all elements (a, b: arrays, views or expressions of one shape; complex
+/// operands are not conjugated, as np.dot: see vdot). Collective.
 template <class Exec, class A, class B, impl::if_exec<Exec> = 0, impl::if_reducible<A> = 0, impl::if_reducible<B> = 0>
 auto dot(const Exec& exec, const A& a, const B& b) {
   using V = impl::elem_of<decltype(a * b)>;
@@ -128,6 +140,15 @@ auto dot(const Exec& exec, const A& a, const B& b) {
         impl::fail_reduction<impl::Combine::sum, Acc>(impl::reduction_comm("spmd::dot", impl::as_node(a)), error);
       },
       [&](const auto& e) { return sum(exec, e); });
+}
+/// Sum of conj(a) * b over all elements (np.vdot: the first operand conjugated; dot for real
+/// operands). Collective.
+template <class Exec, class A, class B, impl::if_exec<Exec> = 0, impl::if_reducible<A> = 0, impl::if_reducible<B> = 0>
+auto vdot(const Exec& exec, const A& a, const B& b) {
+  if constexpr (impl::is_complex_v<impl::elem_of<A>>)
+    return dot(exec, conj(a), b);
+  else
+    return dot(exec, a, b);
 }
 /// Number of nonzero (true) elements. Collective.
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
@@ -170,6 +191,7 @@ bool all_of(const Exec& exec, const X& x, const P& pred) {
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto argmin(const Exec& exec, const X& x) {
   SPMD_CHECK_REDUCE_EXEC("spmd::argmin");
+  SPMD_CHECK_ORDERED("spmd::argmin", X);
   const auto e = impl::as_node(x);
   return impl::unravel(impl::arg_expr<true>(exec, "spmd::argmin", "spmd::reduce::argmin", e), e.shape());
 }
@@ -178,6 +200,7 @@ auto argmin(const Exec& exec, const X& x) {
 template <class Exec, class X, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto argmax(const Exec& exec, const X& x) {
   SPMD_CHECK_REDUCE_EXEC("spmd::argmax");
+  SPMD_CHECK_ORDERED("spmd::argmax", X);
   const auto e = impl::as_node(x);
   return impl::unravel(impl::arg_expr<false>(exec, "spmd::argmax", "spmd::reduce::argmax", e), e.shape());
 }
@@ -223,6 +246,11 @@ auto norm_inf(const X& x) {
 template <class A, class B, impl::if_reducible<A> = 0, impl::if_reducible<B> = 0>
 auto dot(const A& a, const B& b) {
   return dot(impl::exec_of<A>(), a, b);
+}
+/// vdot() on a default instance. Collective.
+template <class A, class B, impl::if_reducible<A> = 0, impl::if_reducible<B> = 0>
+auto vdot(const A& a, const B& b) {
+  return vdot(impl::exec_of<A>(), a, b);
 }
 /// count_nonzero() on a default instance. Collective.
 template <class X, impl::if_reducible<X> = 0>
@@ -281,7 +309,14 @@ void allreduce(const Exec& exec, const Comm& comm, const View& v, Op op, Backend
   const Backend b = impl::resolve_backend<M>(comm, backend, "spmd::allreduce");
   const auto n = static_cast<std::size_t>(v.span());
   if (b == Backend::nccl) {
-    impl::nccl_allreduce(comm, impl::stream_of(exec), v.data(), n, impl::kind_of<T>(), op);
+    if constexpr (impl::is_complex_v<T>) {  // a complex sum is two real sums; NCCL has no complex product
+      if (op != Op::sum)
+        throw Error::replicated(
+            impl::str("spmd::allreduce: NCCL combines complex values by Op::sum only (view '", v.label(), "')"));
+      impl::nccl_allreduce(comm, impl::stream_of(exec), v.data(), 2 * n, impl::kind_of<impl::real_part_t<T>>(), op);
+    } else {
+      impl::nccl_allreduce(comm, impl::stream_of(exec), v.data(), n, impl::kind_of<T>(), op);
+    }
     return;
   }
   if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))

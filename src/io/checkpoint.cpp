@@ -193,8 +193,25 @@ class Steps {
   bool all_ok_ = true;
 };
 
+/// The compound {r, i} of two `part` floats: h5py's complex layout.
+hid_t make_complex_type(hid_t part, std::size_t part_size) {
+  const hid_t t = H5Tcreate(H5T_COMPOUND, 2 * part_size);
+  if (t < 0 || H5Tinsert(t, "r", 0, part) < 0 || H5Tinsert(t, "i", part_size, part) < 0) return -1;
+  return t;
+}
+/// The complex64 / complex128 type in memory (native floats) or in the file (little-endian):
+/// made once, kept open for the process (HDF5 closes it at exit).
+hid_t complex_type(ElementType t, bool file) {
+  static const hid_t types[2][2] = {{make_complex_type(H5T_NATIVE_FLOAT, 4), make_complex_type(H5T_NATIVE_DOUBLE, 8)},
+                                    {make_complex_type(H5T_IEEE_F32LE, 4), make_complex_type(H5T_IEEE_F64LE, 8)}};
+  return types[file ? 1 : 0][t == ElementType::complex128 ? 1 : 0];
+}
+
 hid_t mem_type(ElementType t) {
   switch (t) {
+    case ElementType::complex64:
+    case ElementType::complex128:
+      return complex_type(t, false);
     case ElementType::int32:
       return H5T_NATIVE_INT32;
     case ElementType::int64:
@@ -212,6 +229,9 @@ hid_t mem_type(ElementType t) {
 }
 hid_t file_type(ElementType t) {
   switch (t) {
+    case ElementType::complex64:
+    case ElementType::complex128:
+      return complex_type(t, true);
     case ElementType::int32:
       return H5T_STD_I32LE;
     case ElementType::int64:
@@ -534,6 +554,32 @@ CheckedFile check_integrity(const std::string& path, const std::string& shown, c
 /// Reads the file's metadata on this rank alone (serial driver), as HDF5 reports it, after
 /// check_integrity() accepted it (`checked`). Throws spmd::Error (local) when the file cannot be
 /// opened or read, or changed while it was read.
+/// Marks `d` complex when the compound `type` is h5py's complex layout: exactly two members
+/// named r and i, floats of one size and byte order, at offsets 0 and half the size (anything
+/// else stays Class::other, which no element type accepts). Local; no HDF5 error escapes.
+void complex_layout(hid_t type, RawDataset& d) {
+  if (H5Tget_nmembers(type) != 2) return;
+  const std::size_t half = d.type_size / 2;
+  bool ok = d.type_size == 2 * half;
+  bool little = true;
+  const char* names[2] = {"r", "i"};
+  for (unsigned k = 0; k < 2 && ok; ++k) {
+    char* name = H5Tget_member_name(type, k);
+    ok = name != nullptr && std::string(name) == names[k];
+    if (name) H5free_memory(name);
+    ok = ok && H5Tget_member_class(type, k) == H5T_FLOAT && H5Tget_member_offset(type, k) == k * half;
+    if (!ok) break;
+    const hid_t part = H5Tget_member_type(type, k);
+    ok = part >= 0 && H5Tget_size(part) == half;
+    little = little && part >= 0 && H5Tget_order(part) == H5T_ORDER_LE;
+    if (part >= 0) H5Tclose(part);
+  }
+  H5Eclear2(H5E_DEFAULT);
+  if (!ok) return;
+  d.type_class = RawDataset::Class::complex;
+  d.little_endian = little;
+}
+
 RawMetadata read_raw_local(const std::string& path, const char* fn, CheckedFile& checked) {
   QuietHdf5 quiet;
   const std::string shown = printable(path, 200);
@@ -576,6 +622,7 @@ RawMetadata read_raw_local(const std::string& path, const char* fn, CheckedFile&
     d.type_size = H5Tget_size(type);
     if (cls == H5T_INTEGER) d.type_signed = H5Tget_sign(type) == H5T_SGN_2;
     if (cls == H5T_INTEGER || cls == H5T_FLOAT) d.little_endian = H5Tget_order(type) == H5T_ORDER_LE;
+    if (cls == H5T_COMPOUND) complex_layout(type, d);
     const haddr_t offset = H5Dget_offset(dset);  // HADDR_UNDEF without storage (no error then)
     H5Eclear2(H5E_DEFAULT);
     if (offset != HADDR_UNDEF) {

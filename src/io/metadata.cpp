@@ -22,13 +22,17 @@ const char* element_type_name(ElementType t) {
       return "float32";
     case ElementType::float64:
       return "float64";
+    case ElementType::complex64:
+      return "complex64";
+    case ElementType::complex128:
+      return "complex128";
   }
   return "?";
 }
 
 bool parse_element_type(const std::string& s, ElementType& t) {
   for (ElementType c : {ElementType::int32, ElementType::int64, ElementType::uint32, ElementType::uint64,
-                        ElementType::float32, ElementType::float64})
+                        ElementType::float32, ElementType::float64, ElementType::complex64, ElementType::complex128})
     if (s == element_type_name(c)) {
       t = c;
       return true;
@@ -45,7 +49,10 @@ std::size_t element_size(ElementType t) {
     case ElementType::int64:
     case ElementType::uint64:
     case ElementType::float64:
+    case ElementType::complex64:
       return 8;
+    case ElementType::complex128:
+      return 16;
   }
   return 0;
 }
@@ -157,18 +164,21 @@ FileInfo validate_metadata(const RawMetadata& raw, const char* fn) {
                           ? " ('" + printable(et->second.text) + "')"
                           : std::string()));
     // The stored type must be the element type: little-endian, of its size, class and sign.
-    const bool is_int = out.type != ElementType::float32 && out.type != ElementType::float64;
+    const bool is_complex = out.type == ElementType::complex64 || out.type == ElementType::complex128;
+    const bool is_int = !is_complex && out.type != ElementType::float32 && out.type != ElementType::float64;
     const bool is_signed = out.type == ElementType::int32 || out.type == ElementType::int64;
     const bool type_ok = d.type_size == element_size(out.type) && d.little_endian &&
-                         (is_int ? d.type_class == RawDataset::Class::integer && d.type_signed == is_signed
-                                 : d.type_class == RawDataset::Class::real);
+                         (is_complex ? d.type_class == RawDataset::Class::complex
+                          : is_int   ? d.type_class == RawDataset::Class::integer && d.type_signed == is_signed
+                                     : d.type_class == RawDataset::Class::real);
     if (!type_ok)
       throw Error(str(where, " says its elements are ", element_type_name(out.type), " but they are stored as ",
                       d.type_size, "-byte ", d.little_endian ? "little" : "big", "-endian ",
                       d.type_class == RawDataset::Class::integer
                           ? (d.type_signed ? "signed integers" : "unsigned integers")
-                      : d.type_class == RawDataset::Class::real ? "floating-point numbers"
-                                                                : "values of another class"));
+                      : d.type_class == RawDataset::Class::real    ? "floating-point numbers"
+                      : d.type_class == RawDataset::Class::complex ? "complex numbers"
+                                                                   : "values of another class"));
     if (d.dims.empty() || d.dims.size() > 32)
       throw Error(str(where, " has ", d.dims.size(), " axes (1 to 32 expected)"));
     // Elements and bytes must fit an index_t: a corrupt extent must not become an allocation.

@@ -81,6 +81,9 @@ void number_type(ElementType t, std::ostream& os) {
     case ElementType::uint64:
       os << R"(NumberType="UInt" Precision="8")";
       break;
+    case ElementType::complex64:  // not listed (XDMF has no complex numbers)
+    case ElementType::complex128:
+      break;
   }
 }
 std::string dims_str(const std::vector<index_t>& shape) {
@@ -115,8 +118,10 @@ std::string xml_escape(const std::string& s) {
 std::string xdmf_text(const std::string& h5_path, const std::vector<DatasetInfo>& datasets,
                       const Attributes& attributes) {
   std::map<std::vector<index_t>, std::vector<const DatasetInfo*>> by_shape;
-  for (const auto& d : datasets)
-    if (d.shape.size() == 2 || d.shape.size() == 3) by_shape[d.shape].push_back(&d);
+  for (const auto& d : datasets)  // (XDMF has no complex numbers: complex datasets are not listed)
+    if ((d.shape.size() == 2 || d.shape.size() == 3) && d.type != ElementType::complex64 &&
+        d.type != ElementType::complex128)
+      by_shape[d.shape].push_back(&d);
   if (by_shape.empty()) return {};
   const std::string file = xml_escape(std::filesystem::path(h5_path).filename().string());
   std::ostringstream os;

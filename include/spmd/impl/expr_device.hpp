@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "spmd/impl/complex.hpp"
 #include "spmd/impl/kernels.hpp"
 #include "spmd/types.hpp"
 
@@ -241,8 +242,12 @@ struct ReduceRows {
   /// acc (rule R) map(line(i)).
   template <class Line>
   KOKKOS_FORCEINLINE_FUNCTION static void add(Acc& acc, const Line& line, const index_t i) {
-    if constexpr (F == Map::nonzero) {
+    if constexpr (F == Map::nonzero && is_complex_v<std::decay_t<decltype(line(i))>>) {
+      R::add(acc, static_cast<Acc>(line(i) == std::decay_t<decltype(line(i))>(0) ? 0 : 1));
+    } else if constexpr (F == Map::nonzero) {
       R::add(acc, static_cast<Acc>(line(i) ? 1 : 0));
+    } else if constexpr (F == Map::square && is_complex_v<std::decay_t<decltype(line(i))>>) {
+      R::add(acc, static_cast<Acc>(abs2_of(line(i))));  // |z|^2 (norm2 of complex values)
     } else {
       const Acc x = static_cast<Acc>(line(i));
       R::add(acc, F == Map::square ? x * x : x);

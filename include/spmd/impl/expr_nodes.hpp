@@ -12,6 +12,7 @@
 
 #include "spmd/distribution.hpp"
 #include "spmd/impl/array_fwd.hpp"
+#include "spmd/impl/complex.hpp"
 #include "spmd/impl/select.hpp"
 #include "spmd/impl/selection.hpp"
 #include "spmd/math.hpp"
@@ -24,7 +25,7 @@ struct GeneratorBase {};
 
 namespace spmd::impl {
 
-enum class UnOp { neg, abs, sqrt, exp, log, sin, cos, lnot, cast };
+enum class UnOp { neg, abs, sqrt, exp, log, sin, cos, lnot, cast, real, imag, conj, angle };
 enum class BinOp { add, sub, mul, div, pow, minimum, maximum, lt, le, gt, ge, eq, ne, land, lor };
 
 constexpr bool is_comparison(BinOp op) {
@@ -32,15 +33,30 @@ constexpr bool is_comparison(BinOp op) {
          op == BinOp::ne || op == BinOp::land || op == BinOp::lor;
 }
 
+/// True for the operations whose result is real for a complex operand (abs, real, imag, angle).
+constexpr bool real_result(UnOp op) {
+  return op == UnOp::abs || op == UnOp::real || op == UnOp::imag || op == UnOp::angle;
+}
+
 /// Unary operation Op on values converted to R.
 template <UnOp Op, class R>
 struct Un {
-  using result = std::conditional_t<Op == UnOp::lnot, bool, R>;
+  using result = std::conditional_t<Op == UnOp::lnot, bool, std::conditional_t<real_result(Op), real_part_t<R>, R>>;
   KOKKOS_FORCEINLINE_FUNCTION static result apply(const R x) {
     if constexpr (Op == UnOp::neg)
       return -x;
+    else if constexpr (Op == UnOp::abs && is_complex_v<R>)
+      return Kokkos::abs(x);  // hypot(re, im): no overflow for large parts
     else if constexpr (Op == UnOp::abs)
       return x < R(0) ? -x : x;
+    else if constexpr (Op == UnOp::real)
+      return real_of(x);
+    else if constexpr (Op == UnOp::imag)
+      return imag_of(x);
+    else if constexpr (Op == UnOp::conj)
+      return conj_of(x);
+    else if constexpr (Op == UnOp::angle)
+      return math::atan2(imag_of(x), real_of(x));
     else if constexpr (Op == UnOp::sqrt)
       return math::sqrt(x);
     else if constexpr (Op == UnOp::exp)
@@ -51,6 +67,8 @@ struct Un {
       return math::sin(x);
     else if constexpr (Op == UnOp::cos)
       return math::cos(x);
+    else if constexpr (Op == UnOp::lnot && is_complex_v<R>)
+      return x == R(0);
     else if constexpr (Op == UnOp::lnot)
       return !x;
     else
@@ -58,12 +76,21 @@ struct Un {
   }
 };
 
+/// True for the operations that need an order (not defined for complex values, as in NumPy 2):
+/// < <= > >=, minimum, maximum, and && || (whose truth of a complex value spmd does not define).
+constexpr bool needs_order(BinOp op) {
+  return op == BinOp::lt || op == BinOp::le || op == BinOp::gt || op == BinOp::ge || op == BinOp::minimum ||
+         op == BinOp::maximum || op == BinOp::land || op == BinOp::lor;
+}
+
 /// Binary operation Op on values converted to R.
 template <BinOp Op, class R>
 struct Bin {
   using result = std::conditional_t<is_comparison(Op), bool, R>;
   KOKKOS_FORCEINLINE_FUNCTION static result apply(const R x, const R y) {
-    if constexpr (Op == BinOp::add)
+    if constexpr (is_complex_v<R> && needs_order(Op))
+      return result{};  // not reached: make_binary's static_assert stops the build first
+    else if constexpr (Op == BinOp::add)
       return x + y;
     else if constexpr (Op == BinOp::sub)
       return x - y;
@@ -191,7 +218,7 @@ struct is_view<ArrayView<T, M, N, Mem>> : std::true_type {};
 template <class X>
 inline constexpr bool is_operand_v = is_expression_v<X> || is_array<std::decay_t<X>>::value;
 template <class X>
-inline constexpr bool is_scalar_v = std::is_arithmetic_v<std::decay_t<X>>;
+inline constexpr bool is_scalar_v = std::is_arithmetic_v<std::decay_t<X>> || is_complex_v<std::decay_t<X>>;
 
 /// The tree node of an operand: an Array is its whole view, a scalar a ScalarExpr.
 template <class T, int N, class M>
@@ -202,32 +229,45 @@ template <class X, std::enable_if_t<is_expression_v<X>, int> = 0>
 const X& as_node(const X& x) {
   return x;
 }
-template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>
+template <class S, std::enable_if_t<is_scalar_v<S>, int> = 0>
 ScalarExpr<S> as_node(const S& s) {
   return ScalarExpr<S>{s};
 }
 template <class X>
 using node_t = std::decay_t<decltype(as_node(std::declval<const X&>()))>;
 
-/// The type two operands are converted to (NumPy's rule for Python scalars: a scalar takes the
-/// array's type, unless it is floating and the array integral).
+/// The type an array of V meets a scalar of S in (NumPy's rule for Python scalars: the scalar
+/// takes the array's type unless it is of a higher kind: floating with an integral array,
+/// complex with a real one). A complex array keeps its type (complex<float> * 2.0 stays
+/// complex<float>, as float * 2.0 stays float); a real floating array with a complex scalar
+/// becomes complex of its own precision (float32 * 1j is complex64), an integral one
+/// complex<double>.
+template <class V, class S>
+using with_scalar_t = std::conditional_t<
+    is_complex_v<V>, V,
+    std::conditional_t<
+        is_complex_v<S>, Kokkos::complex<std::conditional_t<std::is_floating_point_v<V>, V, double>>,
+        std::conditional_t<std::is_floating_point_v<V> || (std::is_integral_v<S> && !std::is_same_v<V, bool>), V,
+                           decltype(V() + S())>>>;
+
+/// The type two operands are converted to (NumPy's rules: with_scalar_t for a scalar, the
+/// arrays' result type (common_value_t) otherwise).
 template <class A, class B>
 struct promote {
   using VA = typename A::value_type;
   using VB = typename B::value_type;
-  using common = decltype(VA() + VB());
+  using common = common_value_t<VA, VB>;
   template <class V, class S>
-  using with_scalar =
-      std::conditional_t<std::is_floating_point_v<V> || (std::is_integral_v<S> && !std::is_same_v<V, bool>), V,
-                         decltype(V() + S())>;
+  using with_scalar = with_scalar_t<V, S>;
   using type = std::conditional_t<A::rank == 0, with_scalar<VB, VA>,
                                   std::conditional_t<B::rank == 0, with_scalar<VA, VB>, common>>;
 };
+/// The type of sqrt, exp, ... and `/` of V: V for floating and complex V, double otherwise.
 template <class V>
-using floating_t = std::conditional_t<std::is_floating_point_v<V>, V, double>;
-/// Floating type of norms and means: T for floating T, double otherwise.
+using floating_t = std::conditional_t<std::is_floating_point_v<V> || is_complex_v<V>, V, double>;
+/// Floating type of norms: T for floating T, R for complex<R>, double otherwise.
 template <class T>
-using real_t = std::conditional_t<std::is_floating_point_v<T>, T, double>;
+using real_t = std::conditional_t<std::is_floating_point_v<real_part_t<T>>, real_part_t<T>, double>;
 
 /// A shape as NumPy prints it: (4, 6), (5,). Local.
 template <class C>
@@ -300,6 +340,9 @@ auto make_binary(const A& a, const B& b) {
   using NB = node_t<B>;
   static_assert(compatible_spaces<NA, NB>(), "spmd: operands live in different memory spaces");
   using P = typename promote<NA, NB>::type;
+  static_assert(!(is_complex_v<P> && needs_order(Op)),
+                "spmd: complex numbers have no order: <, <=, >, >=, minimum, maximum, && and || are not defined "
+                "for complex operands (compare abs(z) or real(z))");
   using R = std::conditional_t<Op == BinOp::land || Op == BinOp::lor, bool,
                                std::conditional_t<Op == BinOp::div || Op == BinOp::pow, floating_t<P>, P>>;
   constexpr int rank = NA::rank > NB::rank ? NA::rank : NB::rank;

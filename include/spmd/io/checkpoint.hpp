@@ -49,8 +49,13 @@ constexpr ElementType element_type() {
     return ElementType::uint32;
   else if constexpr (std::is_integral_v<U> && std::is_unsigned_v<U> && sizeof(U) == 8)
     return ElementType::uint64;
+  else if constexpr (std::is_same_v<U, Kokkos::complex<float>>)
+    return ElementType::complex64;
+  else if constexpr (std::is_same_v<U, Kokkos::complex<double>>)
+    return ElementType::complex128;
   else
-    static_assert(sizeof(U) == 0, "spmd::io: element type must be float, double or a 32/64-bit integer");
+    static_assert(sizeof(U) == 0,
+                  "spmd::io: element type must be float, double, a 32/64-bit integer or Kokkos::complex<float/double>");
 }
 
 /// Options of io::save.

@@ -29,8 +29,10 @@ using AttributeValue = std::variant<std::int64_t, double, std::string>;
 /// User attributes of a checkpoint, by name (names starting with "spmd_" are reserved).
 using Attributes = std::map<std::string, AttributeValue>;
 
-/// Element types a checkpoint can hold.
-enum class ElementType { int32, int64, uint32, uint64, float32, float64 };
+/// Element types a checkpoint can hold. complex64 and complex128 (Kokkos::complex<float>,
+/// Kokkos::complex<double>) are stored as an HDF5 compound {r, i} of two little-endian floats,
+/// the layout h5py reads as NumPy's complex64 / complex128.
+enum class ElementType { int32, int64, uint32, uint64, float32, float64, complex64, complex128 };
 
 /// "float64", "int32", ...: the name stored in the file (and NumPy's dtype name). Local.
 const char* element_type_name(ElementType t);
@@ -76,8 +78,9 @@ using RawAttributes = std::map<std::string, RawValue>;
 struct RawDataset {
   std::string name;                 ///< the dataset's name
   std::vector<std::uint64_t> dims;  ///< the dataspace's extents
-  /// The stored datatype's HDF5 class.
-  enum class Class { integer, real, other };
+  /// The stored datatype's HDF5 class (complex: a compound of exactly two floats of one size
+  /// named r and i, at offsets 0 and half the size, as h5py writes complex numbers).
+  enum class Class { integer, real, complex, other };
   Class type_class = Class::other;  ///< its class
   std::size_t type_size = 0;        ///< bytes per element
   bool type_signed = false;         ///< integers: signed
