@@ -533,10 +533,12 @@ def _prepare(n, c):
     return Expr(n.op, args, n.dtype, n.shape)
 
 
-def _compile(tree, c, ndim, anchor_first=False, shape=None):
+def _compile(tree, c, ndim, anchor_first=False, shape=None, sources=None):
     """Program for tree in type c. Returns (program, tree) - tree with sub-trees materialised
     where one program could not hold it. anchor_first: the first operand must be of the
-    expression's rank and shape (a reduction's layout); None when no operand can be."""
+    expression's rank and shape (a reduction's layout); None when no operand can be.
+    sources: compile for the cache (see _expr.Program); (None, tree) when the tree does not fit
+    one program."""
     converted = {}
 
     def leaf(x):
@@ -549,11 +551,13 @@ def _compile(tree, c, ndim, anchor_first=False, shape=None):
         return h
 
     while True:
-        p = _expr.Program(c)
+        p = _expr.Program(c, sources)
         try:
             r = _expr.gen(p, tree, leaf)
             break
         except _expr.TooBig:
+            if sources is not None:
+                return None, tree
             kids = [i for i, a in enumerate(tree.args) if isinstance(a, Expr)] if isinstance(tree, Expr) else []
             if not kids:
                 raise NotImplementedError("spmdarray: an expression too large for one program")
@@ -572,22 +576,46 @@ def _compile(tree, c, ndim, anchor_first=False, shape=None):
         order.insert(0, full[0])
     new = {old: k for k, old in enumerate(order)}
     code = list(p.code)
+    load, term = _expr.CODE["load"], _expr.CODE["term"]
     for i in range(0, len(code), 5):
-        if code[i] == _expr.CODE["load"]:
+        if code[i] == load or (code[i] == term and code[i + 1] == 0):
             code[i + 2] = new[code[i + 2]]
     p.code = code
     p.operands = [p.operands[i] for i in order]
+    p.operand_src = [p.operand_src[i] for i in order]
     p.result = r
     return p, tree
 
 
-def _exchange_stale(p, anchor):
+def _exchange_stale(operands, anchor):
     """Fill the stale halos that the program may read (operands read at other positions than the
     anchor's): a halo read then sees what NumPy would. Neighbour-collective (replicated decision)."""
-    key = _holder_key(anchor)
-    for h in p.operands:
-        if h.has_halo and h.halo_stale and _holder_key(h) != key:
-            _core.exchange_halo(h)
+    key = None
+    for h in operands:
+        if h.has_halo and h.halo_stale:
+            if key is None:
+                key = _holder_key(anchor)
+            if _holder_key(h) != key:
+                _core.exchange_halo(h)
+
+
+# Compiled assignments, by the tree's structure (_expr.signature) and the destination's dtype,
+# rank and shape: a statement in a loop compiles once. An entry: (program type, code, result,
+# operand sources (array classes), constant sources). Bounded: cleared when full.
+_PROGRAMS = {}
+_PROGRAMS_MAX = 1024
+
+
+def _run_cached(dst, ent, arrays, scalars):
+    c, code, result, osrc, ksrc = ent
+    ops = [arrays[k]._h for k in osrc]
+    kv = [lit if pos < 0 else (-scalars[pos] if neg else scalars[pos]) for pos, neg, lit in ksrc]
+    if c.kind == "f":
+        kf, ki = [float(v) for v in kv], []
+    else:
+        kf, ki = [], [int(v) for v in kv]
+    _exchange_stale(ops, dst._h)
+    _core.assign(dst._h, _expr.DTYPES[c], code, kf, ki, result, ops)
 
 
 def _same_view(a, b):
@@ -596,6 +624,14 @@ def _same_view(a, b):
 
 def _assign(dst, value):
     """dst[...] = value: one fused pass (plus the passes type changes need). Collective."""
+    if type(value) is Expr:
+        dh = dst._h
+        key, arrays, scalars = _expr.signature(value)
+        ckey = (key, dh.dtype, dh.ndim, dst.shape)
+        ent = _PROGRAMS.get(ckey)
+        if ent is not None:
+            _run_cached(dst, ent, arrays, scalars)
+            return
     if isinstance(value, ndarray) and _same_view(dst, value):
         return
     if not (is_scalar(value) or isinstance(value, (Expr, ndarray))):
@@ -623,8 +659,18 @@ def _assign(dst, value):
             _assign(dst, _materialize(value, c).astype(d))
             return
         tree = _prepare(value, c)
+        if tree is value and type(value) is Expr and _builtins.all(a.dtype == c for a in arrays):
+            # one program of the tree's own types: compile for the cache, keep, run
+            _, _, _, sources = _expr.signature(value, with_sources=True)
+            p, _ = _compile(value, c, dst.ndim, sources=sources)
+            if p is not None:
+                if len(_PROGRAMS) >= _PROGRAMS_MAX:
+                    _PROGRAMS.clear()
+                ent = _PROGRAMS[ckey] = (c, p.code, p.result, p.operand_src, p.const_src)
+                _run_cached(dst, ent, arrays, scalars)
+                return
     p, tree = _compile(tree, c, dst.ndim)
-    _exchange_stale(p, dst._h)
+    _exchange_stale(p.operands, dst._h)
     _core.assign(dst._h, _expr.DTYPES[c], p.code, p.kf, p.ki, p.result, p.operands)
 
 
@@ -654,7 +700,7 @@ def _reduce(kind, x, _element=False):
     p, tree = _compile(tree, c, x.ndim, anchor_first=True, shape=tuple(x.shape))
     if p is None:  # no operand lends its layout: evaluate first
         return _reduce(kind, _materialize(tree), _element=_element)
-    _exchange_stale(p, p.operands[0])
+    _exchange_stale(p.operands, p.operands[0])
     r = _core.reduce(getattr(_core.Reduction, red), _expr.DTYPES[c], p.code, p.kf, p.ki, p.result, p.operands,
                      list(x.shape))
     if kind == "any":

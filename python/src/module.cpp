@@ -89,12 +89,10 @@ ProgramIn program_in(const std::vector<int>& code, const std::vector<double>& kf
     in.a = static_cast<std::uint8_t>(code[i + 2]);
     in.b = static_cast<std::uint8_t>(code[i + 3]);
     in.c = static_cast<std::uint8_t>(code[i + 4]);
-    if (in.op >= op_count || in.d >= kMaxRegs || (in.op != op_load && in.op != op_const && in.a >= kMaxRegs) ||
-        in.b >= kMaxRegs || in.c >= kMaxRegs || (in.op == op_load && in.a >= operands.size()) ||
-        (in.op == op_const && in.a >= kf.size() + ki.size()))
-      throw Error::replicated("spmdarray: internal error: a program instruction is out of range");
     p.ins.push_back(in);
   }
+  if (!valid_program(p.ins.data(), p.ins.size(), operands.size(), kf.size() + ki.size()))
+    throw Error::replicated("spmdarray: internal error: a program instruction is out of range");
   p.kf = kf;
   p.ki = ki;
   p.result = result;
@@ -177,6 +175,7 @@ NB_MODULE(_core, m) {
   m.attr("MAX_REGISTERS") = kMaxRegs;
   m.attr("MAX_OPERANDS") = kMaxOperands;
   m.attr("MAX_CONSTANTS") = kMaxConsts;
+  m.attr("MAX_TERMS") = kMaxTerms;
 
   nb::class_<PyComm>(m, "Comm")
       .def_prop_ro("rank", [](const PyComm& c) { return comm_of(c).rank(); })
