@@ -64,8 +64,14 @@ class Expr:
     def __init__(self, op, args, dtype, shape):
         self.op, self.args, self.dtype, self.shape = op, args, dtype, shape
         # registers to evaluate it (Sethi-Ullman: children in decreasing need)
-        ns = sorted((a.need if type(a) is Expr else 1 for a in args), reverse=True)
-        self.need = max(x + i for i, x in enumerate(ns))
+        if len(args) == 2:
+            x, y = args
+            nx = x.need if type(x) is Expr else 1
+            ny = y.need if type(y) is Expr else 1
+            self.need = nx + 1 if nx == ny else max(nx, ny)
+        else:
+            ns = sorted((a.need if type(a) is Expr else 1 for a in args), reverse=True)
+            self.need = max(x + i for i, x in enumerate(ns))
 
     @property
     def ndim(self):
@@ -141,8 +147,46 @@ def broadcast_shape(fn, args):
     return out
 
 
+_FAST = frozenset(("add", "sub", "mul"))
+
+
+def _fast(op, x, y):
+    """make(op, x, y) for the common cases, or None: +, - and * of two operands of one numeric
+    dtype and one shape, or of one operand and a Python int (or float, for a floating operand).
+    The result is what make's general path gives (NumPy's types); a statement in a loop builds
+    its tree through here in a few microseconds."""
+    tx, ty = type(x), type(y)
+    if tx is float or tx is int:
+        if not (ty is Expr or hasattr(y, "_h")):
+            return None
+        d = y.dtype
+        if d.kind == "f" or (d.kind == "i" and tx is int):
+            return Expr(op, (x, y), d, y.shape)
+        return None
+    if not (tx is Expr or hasattr(x, "_h")):
+        return None
+    if ty is float or ty is int:
+        d = x.dtype
+        if d.kind == "f" or (d.kind == "i" and ty is int):
+            return Expr(op, (x, y), d, x.shape)
+        return None
+    if not (ty is Expr or hasattr(y, "_h")):
+        return None
+    d = x.dtype
+    if d != y.dtype or d.kind == "b":
+        return None
+    shape = x.shape
+    if shape != y.shape:
+        return None
+    return Expr(op, (x, y), d, shape)
+
+
 def make(op, *args):
     """A node, with NumPy's result type (or NotImplementedError where spmdarray differs)."""
+    if op in _FAST and len(args) == 2:
+        e = _fast(op, args[0], args[1])
+        if e is not None:
+            return e
     fn = op
     for a in args:
         if not (is_scalar(a) or isinstance(a, Expr) or hasattr(a, "_h")):
