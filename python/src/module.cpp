@@ -167,9 +167,10 @@ NB_MODULE(_core, m) {
   });
   m.def("execution_space", [] { return std::string(Kokkos::DefaultExecutionSpace::name()); });
   m.def("op_codes", [] {
-    return std::vector<int>{op_load, op_const, op_neg, op_abs, op_sqrt, op_exp,  op_log,     op_sin,     op_cos,
-                            op_lnot, op_add,   op_sub, op_mul, op_div,  op_pow,  op_minimum, op_maximum, op_lt,
-                            op_le,   op_gt,    op_ge,  op_eq,  op_ne,   op_land, op_lor,     op_where};
+    return std::vector<int>{op_load, op_const,   op_neg,     op_abs, op_sqrt,  op_exp, op_log,
+                            op_sin,  op_cos,     op_lnot,    op_add, op_sub,   op_mul, op_div,
+                            op_pow,  op_minimum, op_maximum, op_lt,  op_le,    op_gt,  op_ge,
+                            op_eq,   op_ne,      op_land,    op_lor, op_where, op_lin, op_term};
   });
   m.attr("MAX_INSTRUCTIONS") = kMaxIns;
   m.attr("MAX_REGISTERS") = kMaxRegs;
