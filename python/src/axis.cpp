@@ -4,6 +4,7 @@
 // recompile for it.
 
 #include "axis.hpp"
+#include "result.hpp"
 
 #include <spmd/axis_reduce.hpp>
 
@@ -13,13 +14,6 @@
 namespace spmd::py {
 
 namespace {
-
-template <class T, int N>
-Holder holder_of(Array<T, N> r) {
-  std::vector<index_t> shape;
-  for (int d = 0; d < N; ++d) shape.push_back(r.shape()[d]);
-  return whole_holder(make_parent(std::move(r)), shape);
-}
 
 [[noreturn]] void unsupported(AxisOp op, DType d) {
   throw Error::replicated(impl::str("spmdarray: internal error: per-axis reduction ", static_cast<int>(op), " of ",

@@ -2,6 +2,7 @@
 // (spmd::random), instantiated here for the element types gen.hpp names.
 
 #include "gen.hpp"
+#include "result.hpp"
 
 #include <spmd/creation.hpp>
 #include <spmd/random.hpp>
@@ -13,12 +14,6 @@
 namespace spmd::py {
 
 namespace {
-template <class T, int N>
-Holder holder_of(Array<T, N> r) {
-  std::vector<index_t> shape;
-  for (int d = 0; d < N; ++d) shape.push_back(r.shape()[d]);
-  return whole_holder(make_parent(std::move(r)), shape);
-}
 Label label_of(const DistributionOptions& o, const char* fallback) {
   return Label{o.label.empty() ? fallback : o.label};
 }

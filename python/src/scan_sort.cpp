@@ -7,18 +7,10 @@
 #include <type_traits>
 #include <utility>
 
+#include "result.hpp"
 #include "shape.hpp"
 
 namespace spmd::py {
-
-namespace {
-template <class T, int N>
-Holder holder_of(Array<T, N> r) {
-  std::vector<index_t> shape;
-  for (int d = 0; d < N; ++d) shape.push_back(r.shape()[d]);
-  return whole_holder(make_parent(std::move(r)), shape);
-}
-}  // namespace
 
 Holder scan(ScanOp op, const Holder& h, int axis) {
   if (!h.whole()) throw Error::replicated("spmdarray: internal error: a scan of a view");

@@ -6,18 +6,10 @@
 
 #include <utility>
 
+#include "result.hpp"
 #include "shape.hpp"
 
 namespace spmd::py {
-
-namespace {
-template <class T, int N>
-Holder holder_of(Array<T, N> r) {
-  std::vector<index_t> shape;
-  for (int d = 0; d < N; ++d) shape.push_back(r.shape()[d]);
-  return whole_holder(make_parent(std::move(r)), shape);
-}
-}  // namespace
 
 Holder reshape(const Holder& h, const std::vector<index_t>& shape) {
   if (!h.whole()) throw Error::replicated("spmdarray: internal error: reshape of a view");
