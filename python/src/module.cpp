@@ -15,7 +15,10 @@
 #include <memory>
 #include <optional>
 
+#include "axis.hpp"
 #include "create.hpp"
+#include "gen.hpp"
+#include "shape.hpp"
 #include "program.hpp"
 
 namespace nb = nanobind;
@@ -138,7 +141,9 @@ void check_buffer(const char* fn, const Holder& h, const HostArray& a) {
 
 namespace spmd::py {
 std::vector<double> bench_cpp_fused5(const std::vector<Holder>& h, int reps);
-}
+nb::object local_block(const Holder& h);  // local.cpp
+bool any_rank(const Holder& h, bool flag);
+}  // namespace spmd::py
 
 NB_MODULE(_core, m) {
   nb::exception<spmd::Error>(m, "Error", PyExc_RuntimeError);
@@ -290,4 +295,27 @@ NB_MODULE(_core, m) {
           if (s.is_int) return nb::int_(s.i);
           return nb::float_(s.f);
         });
+
+  // ---- per-axis reductions, generated arrays, shape functions, scans, sorting (issue 28) ----
+  m.def("axis_reduce", [](int op, const Holder& h, const std::vector<int>& axes, index_t ddof) {
+    return spmd::py::axis_reduce(static_cast<AxisOp>(op), h, axes, ddof);
+  });
+  m.def("linspace", [](DType dtype, const PyComm& comm, double start, double stop, index_t num, bool endpoint,
+                       const std::vector<int>& halo, const std::vector<bool>& periodic, const std::vector<int>& grid,
+                       const std::string& label) {
+    return spmd::py::linspace(dtype, comm_of(comm), start, stop, num, endpoint, options(halo, periodic, grid, label));
+  });
+  m.def("eye", [](DType dtype, const PyComm& comm, index_t n, index_t mm, index_t k, const std::vector<int>& halo,
+                  const std::vector<bool>& periodic, const std::vector<int>& grid, const std::string& label) {
+    return spmd::py::eye(dtype, comm_of(comm), n, mm, k, options(halo, periodic, grid, label));
+  });
+  m.def("random_fill",
+        [](const Holder& h, int kind, std::uint64_t seed, std::uint64_t stream, double a, double b, std::int64_t lo,
+           std::int64_t hi) { spmd::py::random_fill(h, static_cast<RandomKind>(kind), seed, stream, a, b, lo, hi); });
+  m.def("reshape", &spmd::py::reshape);
+  m.def("transpose", &spmd::py::transpose);
+  m.def("scan", [](int op, const Holder& h, int axis) { return spmd::py::scan(static_cast<ScanOp>(op), h, axis); });
+  m.def("local_block", &spmd::py::local_block);
+  m.def("any_rank", &spmd::py::any_rank);
+  m.def("sort", [](int op, const Holder& h) { return spmd::py::sort(static_cast<SortOp>(op), h); });
 }
