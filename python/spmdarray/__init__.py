@@ -13,6 +13,7 @@ are local and move nothing. See docs/python.md.
 import atexit
 import builtins as _builtins  # sum, min, max, any, all are NumPy's names here
 import numbers
+import operator
 
 import numpy as np
 
@@ -434,26 +435,26 @@ class ndarray:
         self[...] = value
 
     # -- reductions (Collective) --
-    def sum(self, axis=None):
-        return sum(self, axis=axis)
+    def sum(self, *args, **kw):
+        return sum(self, *args, **kw)
 
-    def prod(self, axis=None):
-        return prod(self, axis=axis)
+    def prod(self, *args, **kw):
+        return prod(self, *args, **kw)
 
-    def min(self, axis=None):
-        return min(self, axis=axis)
+    def min(self, *args, **kw):
+        return min(self, *args, **kw)
 
-    def max(self, axis=None):
-        return max(self, axis=axis)
+    def max(self, *args, **kw):
+        return max(self, *args, **kw)
 
-    def mean(self, axis=None):
-        return mean(self, axis=axis)
+    def mean(self, *args, **kw):
+        return mean(self, *args, **kw)
 
-    def any(self, axis=None):
-        return any(self, axis=axis)
+    def any(self, *args, **kw):
+        return any(self, *args, **kw)
 
-    def all(self, axis=None):
-        return all(self, axis=axis)
+    def all(self, *args, **kw):
+        return all(self, *args, **kw)
 
     def dot(self, other):
         return dot(self, other)
@@ -533,10 +534,12 @@ def _prepare(n, c):
     return Expr(n.op, args, n.dtype, n.shape)
 
 
-def _compile(tree, c, ndim, anchor_first=False, shape=None):
+def _compile(tree, c, ndim, anchor_first=False, shape=None, sources=None):
     """Program for tree in type c. Returns (program, tree) - tree with sub-trees materialised
     where one program could not hold it. anchor_first: the first operand must be of the
-    expression's rank and shape (a reduction's layout); None when no operand can be."""
+    expression's rank and shape (a reduction's layout); None when no operand can be.
+    sources: compile for the cache (see _expr.Program); (None, tree) when the tree does not fit
+    one program."""
     converted = {}
 
     def leaf(x):
@@ -549,11 +552,13 @@ def _compile(tree, c, ndim, anchor_first=False, shape=None):
         return h
 
     while True:
-        p = _expr.Program(c)
+        p = _expr.Program(c, sources)
         try:
             r = _expr.gen(p, tree, leaf)
             break
         except _expr.TooBig:
+            if sources is not None:
+                return None, tree
             kids = [i for i, a in enumerate(tree.args) if isinstance(a, Expr)] if isinstance(tree, Expr) else []
             if not kids:
                 raise NotImplementedError("spmdarray: an expression too large for one program")
@@ -572,22 +577,46 @@ def _compile(tree, c, ndim, anchor_first=False, shape=None):
         order.insert(0, full[0])
     new = {old: k for k, old in enumerate(order)}
     code = list(p.code)
+    load, term = _expr.CODE["load"], _expr.CODE["term"]
     for i in range(0, len(code), 5):
-        if code[i] == _expr.CODE["load"]:
+        if code[i] == load or (code[i] == term and code[i + 1] == 0):
             code[i + 2] = new[code[i + 2]]
     p.code = code
     p.operands = [p.operands[i] for i in order]
+    p.operand_src = [p.operand_src[i] for i in order]
     p.result = r
     return p, tree
 
 
-def _exchange_stale(p, anchor):
+def _exchange_stale(operands, anchor):
     """Fill the stale halos that the program may read (operands read at other positions than the
     anchor's): a halo read then sees what NumPy would. Neighbour-collective (replicated decision)."""
-    key = _holder_key(anchor)
-    for h in p.operands:
-        if h.has_halo and h.halo_stale and _holder_key(h) != key:
-            _core.exchange_halo(h)
+    key = None
+    for h in operands:
+        if h.has_halo and h.halo_stale:
+            if key is None:
+                key = _holder_key(anchor)
+            if _holder_key(h) != key:
+                _core.exchange_halo(h)
+
+
+# Compiled assignments, by the tree's structure (_expr.signature) and the destination's dtype,
+# rank and shape: a statement in a loop compiles once. An entry: (program type, code, result,
+# operand sources (array classes), constant sources). Bounded: cleared when full.
+_PROGRAMS = {}
+_PROGRAMS_MAX = 1024
+
+
+def _run_cached(dst, ent, arrays, scalars):
+    c, code, result, osrc, ksrc = ent
+    ops = [arrays[k]._h for k in osrc]
+    kv = [lit if pos < 0 else (-scalars[pos] if neg else scalars[pos]) for pos, neg, lit in ksrc]
+    if c.kind == "f":
+        kf, ki = [float(v) for v in kv], []
+    else:
+        kf, ki = [], [int(v) for v in kv]
+    _exchange_stale(ops, dst._h)
+    _core.assign(dst._h, _expr.DTYPES[c], code, kf, ki, result, ops)
 
 
 def _same_view(a, b):
@@ -596,6 +625,14 @@ def _same_view(a, b):
 
 def _assign(dst, value):
     """dst[...] = value: one fused pass (plus the passes type changes need). Collective."""
+    if type(value) is Expr:
+        dh = dst._h
+        key, arrays, scalars = _expr.signature(value)
+        ckey = (key, dh.dtype, dh.ndim, dst.shape)
+        ent = _PROGRAMS.get(ckey)
+        if ent is not None:
+            _run_cached(dst, ent, arrays, scalars)
+            return
     if isinstance(value, ndarray) and _same_view(dst, value):
         return
     if not (is_scalar(value) or isinstance(value, (Expr, ndarray))):
@@ -623,8 +660,18 @@ def _assign(dst, value):
             _assign(dst, _materialize(value, c).astype(d))
             return
         tree = _prepare(value, c)
+        if tree is value and type(value) is Expr and _builtins.all(a.dtype == c for a in arrays):
+            # one program of the tree's own types: compile for the cache, keep, run
+            _, _, _, sources = _expr.signature(value, with_sources=True)
+            p, _ = _compile(value, c, dst.ndim, sources=sources)
+            if p is not None:
+                if len(_PROGRAMS) >= _PROGRAMS_MAX:
+                    _PROGRAMS.clear()
+                ent = _PROGRAMS[ckey] = (c, p.code, p.result, p.operand_src, p.const_src)
+                _run_cached(dst, ent, arrays, scalars)
+                return
     p, tree = _compile(tree, c, dst.ndim)
-    _exchange_stale(p, dst._h)
+    _exchange_stale(p.operands, dst._h)
     _core.assign(dst._h, _expr.DTYPES[c], p.code, p.kf, p.ki, p.result, p.operands)
 
 
@@ -654,7 +701,7 @@ def _reduce(kind, x, _element=False):
     p, tree = _compile(tree, c, x.ndim, anchor_first=True, shape=tuple(x.shape))
     if p is None:  # no operand lends its layout: evaluate first
         return _reduce(kind, _materialize(tree), _element=_element)
-    _exchange_stale(p, p.operands[0])
+    _exchange_stale(p.operands, p.operands[0])
     r = _core.reduce(getattr(_core.Reduction, red), _expr.DTYPES[c], p.code, p.kf, p.ki, p.result, p.operands,
                      list(x.shape))
     if kind == "any":
@@ -668,39 +715,44 @@ def _reduce(kind, x, _element=False):
     return (vt if not (red in ("sum", "prod") and vt.kind in "bi") else np.dtype(np.int64)).type(r)
 
 
-def _no_axis(fn, axis):
-    if axis is not None:
-        raise NotImplementedError(f"spmdarray.{fn}(axis=...): per-axis reductions are not bound yet "
-                                  "(whole-array reductions are)")
+def sum(x, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    """NumPy's sum (int64 for integers and bools): over every element, one fused pass; with axis
+    (an int, a tuple) or keepdims, the library's per-axis sum. Collective."""
+    _no_kw("sum", dtype, out, **kw)
+    return _reduce("sum", x) if axis is None and not keepdims else _axis_reduce("sum", x, axis, keepdims)
 
 
-def sum(x, axis=None):
-    """NumPy's sum over every element (int64 for integers and bools). Collective."""
-    _no_axis("sum", axis)
-    return _reduce("sum", x)
+def prod(x, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    _no_kw("prod", dtype, out, **kw)
+    return _reduce("prod", x) if axis is None and not keepdims else _axis_reduce("prod", x, axis, keepdims)
 
 
-def prod(x, axis=None):
-    _no_axis("prod", axis)
-    return _reduce("prod", x)
+def min(x, axis=None, out=None, keepdims=False, **kw):
+    _no_kw("min", out=out, **kw)
+    if axis is None and not keepdims and not _is_bool(x):
+        return _reduce("min", x)
+    return _axis_reduce("min", x, axis, keepdims)
 
 
-def min(x, axis=None):
-    _no_axis("min", axis)
-    return _reduce("min", x)
-
-
-def max(x, axis=None):
-    _no_axis("max", axis)
-    return _reduce("max", x)
+def max(x, axis=None, out=None, keepdims=False, **kw):
+    _no_kw("max", out=out, **kw)
+    if axis is None and not keepdims and not _is_bool(x):
+        return _reduce("max", x)
+    return _axis_reduce("max", x, axis, keepdims)
 
 
 amin, amax = min, max
 
 
-def mean(x, axis=None):
+def _is_bool(x):
+    return isinstance(x, (Expr, ndarray)) and x.dtype.kind == "b"
+
+
+def mean(x, axis=None, dtype=None, out=None, keepdims=False, **kw):
     """NumPy's mean (float64 for integers). Collective."""
-    _no_axis("mean", axis)
+    _no_kw("mean", dtype, out, **kw)
+    if axis is not None or keepdims:
+        return _axis_reduce("mean", x, axis, keepdims)
     if x.size == 0:
         return np.float64(np.nan)
     if x.dtype.kind == "f":
@@ -709,19 +761,21 @@ def mean(x, axis=None):
     return np.float64(float(_reduce("sum", x)) / x.size)
 
 
-def any(x, axis=None):
-    _no_axis("any", axis)
-    return _reduce("any", x)
+def any(x, axis=None, out=None, keepdims=False, **kw):
+    _no_kw("any", out=out, **kw)
+    return _reduce("any", x) if axis is None and not keepdims else _axis_reduce("any", x, axis, keepdims)
 
 
-def all(x, axis=None):
-    _no_axis("all", axis)
-    return _reduce("all", x)
+def all(x, axis=None, out=None, keepdims=False, **kw):
+    _no_kw("all", out=out, **kw)
+    return _reduce("all", x) if axis is None and not keepdims else _axis_reduce("all", x, axis, keepdims)
 
 
-def count_nonzero(x, axis=None):
-    _no_axis("count_nonzero", axis)
-    return _reduce("count_nonzero", x)
+def count_nonzero(x, axis=None, *, keepdims=False):
+    """NumPy's count_nonzero (int64); with axis, a per-axis sum of x != 0. Collective."""
+    if axis is None and not keepdims:
+        return _reduce("count_nonzero", x)
+    return _axis_reduce("sum", x if x.dtype.kind == "b" else _expr.make("ne", x, 0), axis, keepdims)
 
 
 def vdot(a, b):
@@ -799,3 +853,519 @@ _UFUNCS.update({np.add: lambda a, b: _expr.make("add", a, b), np.subtract: lambd
 _FUNCTIONS = {np.sum: sum, np.prod: prod, np.min: min, np.max: max, np.amin: min, np.amax: max, np.mean: mean,
               np.any: any, np.all: all, np.count_nonzero: count_nonzero, np.dot: dot, np.vdot: vdot, np.where: where,
               np.copy: copy}
+
+
+# ---- per-axis reductions (issue 28): the library's spmd::sum(a, axes, keepdims) ... argmax -----
+
+try:
+    _AxisError = np.exceptions.AxisError
+except AttributeError:  # NumPy < 1.25
+    _AxisError = np.AxisError
+
+_AXIS_OPS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "mean": 4, "var": 5, "std": 6, "any": 7, "all": 8,
+             "argmin": 9, "argmax": 10}
+_F64, _I64, _I32, _BOOL = np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.int32), np.dtype(np.bool_)
+
+
+def _norm_axis(a, ndim):
+    a = operator.index(a)
+    if not -ndim <= a < ndim:
+        raise _AxisError(a, ndim)
+    return a + ndim if a < 0 else a
+
+
+def _norm_axes(axis, ndim):
+    """NumPy's axis argument (None, an int, a tuple of ints) as sorted non-negative axes, with
+    NumPy's errors (AxisError, a duplicate is a ValueError)."""
+    if axis is None:
+        return tuple(range(ndim))
+    out = []
+    for a in (axis if isinstance(axis, tuple) else (axis,)):
+        a = _norm_axis(a, ndim)
+        if a in out:
+            raise ValueError("duplicate value in 'axis'")
+        out.append(a)
+    return tuple(sorted(out))
+
+
+def _whole(x, dtype=None):
+    """x (an array, a view or an expression) as a whole array of dtype (default its own): x itself
+    when it already is one, else a new one. Collective when it copies."""
+    d = np_dtype(dtype) if dtype is not None else x.dtype
+    if isinstance(x, ndarray) and x._h.whole():
+        return x if d == x.dtype else x.astype(d)
+    return _materialize(x, d) if isinstance(x, Expr) else x.copy().astype(d) if d != x.dtype else x.copy()
+
+
+def _result_dtype(kind, vt):
+    if kind in ("sum", "prod"):
+        return _I64 if vt.kind in "bi" else vt
+    if kind in ("mean", "var", "std"):
+        return vt if vt.kind == "f" else _F64
+    if kind in ("any", "all"):
+        return _BOOL
+    if kind in ("argmin", "argmax"):
+        return _I64
+    return vt
+
+
+def _operand_dtype(kind, vt):
+    """The element type the library reduces: NumPy's accumulation type where it differs."""
+    if kind in ("sum", "prod"):
+        return _I64 if vt.kind in "bi" else vt
+    if kind in ("mean", "var", "std"):
+        return vt if vt.kind == "f" else _F64
+    if kind in ("any", "all"):
+        return _BOOL
+    return _I32 if vt.kind == "b" else vt  # min, max, argmin, argmax
+
+
+def _no_kw(fn, dtype=None, out=None, where=True, **kw):
+    if dtype is not None or out is not None or where is not True or kw:
+        names = [n for n, v in (("dtype", dtype), ("out", out)) if v is not None] + \
+            (["where"] if where is not True else []) + list(kw)
+        raise NotImplementedError(f"spmdarray.{fn}: the argument(s) {', '.join(names)} are not bound")
+
+
+def _axis_reduce(kind, x, axis=None, keepdims=False, ddof=0):
+    """NumPy's reduction `kind` over `axis` (None, an int, a tuple; argmin / argmax one int or
+    None), keepdims, ddof (var, std). Collective: the library's per-axis reduction (each rank folds
+    its block, the ranks along the reduced axes combine on a sub-communicator), then, without
+    keepdims, one move of the result onto an automatic distribution of the smaller shape."""
+    if is_scalar(x):
+        return getattr(np, kind)(x, axis=axis, keepdims=keepdims)
+    if not isinstance(x, (Expr, ndarray)):
+        raise NotImplementedError(f"spmdarray.{kind} of a {type(x).__name__} (pass an spmdarray array or "
+                                  "expression; NumPy arrays are NumPy's)")
+    ndim, vt = x.ndim, x.dtype
+    rt = _result_dtype(kind, vt)
+    if kind in ("argmin", "argmax"):
+        if axis is None:  # NumPy: the index into the flattened array
+            r = _axis_reduce(kind, ravel(x) if ndim > 1 else x, 0)
+            return full((1,) * ndim, r, _I64, comm=_comm_of(x)) if keepdims else r
+        axes = (_norm_axis(axis, ndim),)
+    else:
+        axes = _norm_axes(axis, ndim)
+    if not axes:  # axis=(): NumPy gives the elements themselves, in the result type
+        if kind in ("var", "std"):
+            return zeros(x.shape, rt, comm=_comm_of(x))
+        return x.astype(rt) if isinstance(x, ndarray) else _materialize(x, rt)
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    if count == 0 and kind in ("min", "max"):
+        raise ValueError(f"zero-size array to reduction operation {'minimum' if kind == 'min' else 'maximum'} "
+                         "which has no identity")
+    if count == 0 and kind in ("argmin", "argmax"):
+        raise ValueError(f"attempt to get {kind} of an empty sequence")
+    a = _whole(x, _operand_dtype(kind, vt))
+    r = ndarray(_core.axis_reduce(_AXIS_OPS[kind], a._h, list(axes), int(ddof)))
+    if r.dtype != rt:  # min / max of bool (reduced as int32)
+        r = r.astype(rt)
+    if keepdims:
+        return r
+    if len(axes) == ndim:  # a scalar, as NumPy's
+        return r[(0,) * ndim]
+    return r[tuple(0 if d in axes else slice(None) for d in range(ndim))].copy()
+
+
+def var(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """NumPy's var (float64 for integers; ddof). Collective: two passes (means shared within the
+    groups of ranks along the reduced axes), then the squares folded."""
+    _no_kw("var", dtype, out)
+    return _axis_reduce("var", x, axis, keepdims, ddof)
+
+
+def std(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """NumPy's std: the square root of var. Collective."""
+    _no_kw("std", dtype, out)
+    return _axis_reduce("std", x, axis, keepdims, ddof)
+
+
+def argmin(x, axis=None, out=None, keepdims=False):
+    """NumPy's argmin: int64 global indices along one axis (first occurrence, first NaN); with
+    axis=None the index into the flattened array (one ravel first). Collective."""
+    _no_kw("argmin", out=out)
+    return _axis_reduce("argmin", x, axis, keepdims)
+
+
+def argmax(x, axis=None, out=None, keepdims=False):
+    """NumPy's argmax (as argmin). Collective."""
+    _no_kw("argmax", out=out)
+    return _axis_reduce("argmax", x, axis, keepdims)
+
+
+def _method(fn):
+    def m(self, *args, **kw):
+        return fn(self, *args, **kw)
+    m.__name__ = fn.__name__
+    m.__doc__ = fn.__doc__
+    return m
+
+
+for _name in ("var", "std", "argmin", "argmax"):
+    setattr(ndarray, _name, _method(globals()[_name]))
+_FUNCTIONS.update({np.var: var, np.std: std, np.argmin: argmin, np.argmax: argmax})
+__all__ += ["var", "std", "argmin", "argmax"]
+
+
+# ---- shape functions, scans, sorting (issue 28) -------------------------------------------------
+# reshape, ravel, transpose, cumsum, cumprod, sort, argsort, unique call the library's functions
+# (shape.hpp, scan.hpp, sort.hpp); flip and squeeze are views, and roll, concatenate, stack and
+# expand_dims slice assignments into a new array, as the library's own are.
+
+def _ndim_ok(fn, n):
+    if not 1 <= n <= 3:
+        raise NotImplementedError(f"spmdarray.{fn}: a result of {n} axes (spmdarray arrays have 1 to 3)")
+
+
+def _as_array(fn, x):
+    if isinstance(x, Expr):
+        return _materialize(x)
+    if not isinstance(x, ndarray):
+        raise NotImplementedError(f"spmdarray.{fn} of a {type(x).__name__} (pass an spmdarray array or expression)")
+    return x
+
+
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    """NumPy's reshape, as a new array (never a view) on an automatic distribution; one entry may be
+    -1. Collective (one exchange of C-order runs, nothing gathered)."""
+    shape = newshape if shape is None else shape
+    if order != "C":
+        raise NotImplementedError("spmdarray.reshape: order='C' only")
+    a = _as_array("reshape", a)
+    shape = [operator.index(shape)] if not isinstance(shape, (tuple, list)) else [operator.index(s) for s in shape]
+    if shape.count(-1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+    if -1 in shape:
+        if known == 0 or a.size % known:
+            raise ValueError(f"cannot reshape array of size {a.size} into shape {tuple(shape)}")
+        shape[shape.index(-1)] = a.size // known
+    if _builtins.any(s < 0 for s in shape) or int(np.prod(shape, dtype=np.int64)) != a.size:
+        raise ValueError(f"cannot reshape array of size {a.size} into shape {tuple(shape)}")
+    _ndim_ok("reshape", len(shape))
+    return ndarray(_core.reshape(_whole(a)._h, shape))
+
+
+def ravel(a, order="C"):
+    """NumPy's ravel, as a new 1-D array (C order). Collective."""
+    if order != "C":
+        raise NotImplementedError("spmdarray.ravel: order='C' only")
+    return reshape(a, (a.size,))
+
+
+def transpose(a, axes=None):
+    """NumPy's transpose (a.T: the axes reversed), as a new array on an automatic distribution.
+    Collective (one redistribution)."""
+    a = _as_array("transpose", a)
+    n = a.ndim
+    if axes is None:
+        order = list(range(n))[::-1]
+    else:
+        order = [_norm_axis(x, n) for x in axes]
+        if len(order) != n or sorted(order) != list(range(n)):
+            raise ValueError("axes don't match array")
+    return ndarray(_core.transpose(_whole(a)._h, order))
+
+
+def flip(m, axis=None):
+    """NumPy's flip: a view (reversed steps), no copy. Local."""
+    m = _as_array("flip", m)
+    axes = _norm_axes(axis, m.ndim)
+    return m[tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(m.ndim))]
+
+
+def squeeze(a, axis=None):
+    """NumPy's squeeze: a view without axes of extent 1. Local. (At least one axis must remain:
+    spmdarray has no 0-d arrays.)"""
+    a = _as_array("squeeze", a)
+    if axis is None:
+        axes = tuple(d for d in range(a.ndim) if a.shape[d] == 1)
+    else:
+        axes = _norm_axes(axis, a.ndim)
+        if _builtins.any(a.shape[d] != 1 for d in axes):
+            raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+    if len(axes) == a.ndim:
+        raise NotImplementedError("spmdarray.squeeze: a 0-d result (spmdarray arrays have 1 to 3 axes)")
+    return a[tuple(0 if d in axes else slice(None) for d in range(a.ndim))]
+
+
+def _along(n, axis, sl):
+    return tuple(sl if d == axis else slice(None) for d in range(n))
+
+
+def roll(a, shift, axis=None):
+    """NumPy's roll, as a new array: two slice assignments per axis. Collective."""
+    a = _as_array("roll", a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), a.shape) if a.ndim > 1 else roll(a, shift, 0)
+    shifts = shift if isinstance(shift, tuple) else (shift,)
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    if len(shifts) == 1:
+        shifts = shifts * len(axes)
+    elif len(axes) == 1:
+        axes = axes * len(shifts)
+    if len(shifts) != len(axes):
+        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
+    total = [0] * a.ndim
+    for s, ax in zip(shifts, axes):
+        total[_norm_axis(ax, a.ndim)] += operator.index(s)
+    src = a
+    for ax, s in enumerate(total):
+        n = a.shape[ax]
+        s = s % n if n else 0
+        if s == 0:
+            continue
+        out = empty(a.shape, a.dtype, comm=a.comm)
+        out[_along(a.ndim, ax, slice(s, None))] = src[_along(a.ndim, ax, slice(0, n - s))]
+        out[_along(a.ndim, ax, slice(0, s))] = src[_along(a.ndim, ax, slice(n - s, None))]
+        src = out
+    return src.copy() if src is a else src
+
+
+def concatenate(arrays, axis=0, out=None, dtype=None):
+    """NumPy's concatenate, as a new array on an automatic distribution over the first operand's
+    communicator: one slice assignment per operand. Collective."""
+    if out is not None:
+        raise NotImplementedError("spmdarray.concatenate: out= is not bound")
+    xs = [_as_array("concatenate", x) for x in arrays]
+    if not xs:
+        raise ValueError("need at least one array to concatenate")
+    if axis is None:
+        xs, axis = [ravel(x) if x.ndim > 1 else x for x in xs], 0
+    n = xs[0].ndim
+    for i, x in enumerate(xs[1:], 1):
+        if x.ndim != n:
+            raise ValueError("all the input arrays must have same number of dimensions, but the array at index 0 "
+                             f"has {n} dimension(s) and the array at index {i} has {x.ndim} dimension(s)")
+    ax = _norm_axis(axis, n)
+    for i, x in enumerate(xs[1:], 1):
+        for d in range(n):
+            if d != ax and x.shape[d] != xs[0].shape[d]:
+                raise ValueError("all the input array dimensions except for the concatenation axis must match "
+                                 f"exactly, but along dimension {d}, the array at index 0 has size {xs[0].shape[d]} "
+                                 f"and the array at index {i} has size {x.shape[d]}")
+    shape = list(xs[0].shape)
+    shape[ax] = _builtins.sum(x.shape[ax] for x in xs)
+    d = np_dtype(dtype) if dtype is not None else np.result_type(*[x.dtype for x in xs])
+    res = empty(tuple(shape), d, comm=xs[0].comm)
+    at = 0
+    for x in xs:
+        k = x.shape[ax]
+        if k:
+            res[_along(n, ax, slice(at, at + k))] = x
+        at += k
+    return res
+
+
+def stack(arrays, axis=0, out=None, dtype=None):
+    """NumPy's stack, as a new array of one more axis: one slice assignment per operand.
+    Collective."""
+    if out is not None:
+        raise NotImplementedError("spmdarray.stack: out= is not bound")
+    xs = [_as_array("stack", x) for x in arrays]
+    if not xs:
+        raise ValueError("need at least one array to stack")
+    if _builtins.any(x.shape != xs[0].shape for x in xs):
+        raise ValueError("all input arrays must have the same shape")
+    n = xs[0].ndim + 1
+    ax = _norm_axis(axis, n)
+    _ndim_ok("stack", n)
+    shape = list(xs[0].shape)
+    shape.insert(ax, len(xs))
+    d = np_dtype(dtype) if dtype is not None else np.result_type(*[x.dtype for x in xs])
+    res = empty(tuple(shape), d, comm=xs[0].comm)
+    for i, x in enumerate(xs):
+        res[_along(n, ax, i)] = x
+    return res
+
+
+def expand_dims(a, axis):
+    """NumPy's expand_dims, as a new array (a view cannot have more axes than its array): one slice
+    assignment. Collective."""
+    a = _as_array("expand_dims", a)
+    naxes = len(axis) if isinstance(axis, tuple) else 1
+    n = a.ndim + naxes
+    axes = _norm_axes(axis, n)
+    _ndim_ok("expand_dims", n)
+    it = iter(a.shape)
+    shape = tuple(1 if d in axes else next(it) for d in range(n))
+    res = empty(shape, a.dtype, comm=a.comm)
+    res[tuple(0 if d in axes else slice(None) for d in range(n))] = a
+    return res
+
+
+def _scan(op, fn, a, axis):
+    a = _as_array(fn, a)
+    if axis is None:
+        a, axis = (ravel(a) if a.ndim > 1 else a), 0
+    ax = _norm_axis(axis, a.ndim)
+    d = a.dtype if a.dtype.kind == "f" else _I64  # NumPy accumulates bool and int32 in int64
+    return ndarray(_core.scan(op, _whole(a, d)._h, ax))
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    """NumPy's cumsum (without an axis: of the flattened array). Collective: a local scan, an
+    exclusive scan of the totals along the axis, an offset added."""
+    _no_kw("cumsum", dtype, out)
+    return _scan(0, "cumsum", a, axis)
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    """NumPy's cumprod (as cumsum). Collective."""
+    _no_kw("cumprod", dtype, out)
+    return _scan(1, "cumprod", a, axis)
+
+
+def _sort_op(op, fn, a, axis):
+    a = _as_array(fn, a)
+    if axis is None:
+        a = ravel(a) if a.ndim > 1 else a
+    elif a.ndim > 1:
+        raise NotImplementedError(f"spmdarray.{fn} of a {a.ndim}-D array along an axis (1-D arrays, or axis=None)")
+    else:
+        _norm_axis(axis, 1)
+    if a.dtype.kind == "b":
+        r = ndarray(_core.sort(op, _whole(a, _I32)._h))
+        return r.astype(_BOOL) if op != 1 else r
+    return ndarray(_core.sort(op, _whole(a)._h))
+
+
+def sort(a, axis=-1, kind=None, order=None):
+    """NumPy's sort of a 1-D array (or of the flattened array with axis=None), as a new array:
+    a parallel sample sort (stable; NaNs last). Collective."""
+    if order is not None:
+        raise NotImplementedError("spmdarray.sort: order= is not bound")
+    return _sort_op(0, "sort", a, axis)
+
+
+def argsort(a, axis=-1, kind=None, order=None):
+    """NumPy's argsort(a, kind='stable') of a 1-D array: int64 global indices, always stable
+    (equal keys in index order, NaNs last). Collective."""
+    if order is not None:
+        raise NotImplementedError("spmdarray.argsort: order= is not bound")
+    return _sort_op(1, "argsort", a, axis)
+
+
+def unique(ar):
+    """NumPy's unique (the sorted distinct values of the flattened array; one NaN), as a new 1-D
+    array. Collective."""
+    return _sort_op(2, "unique", ar, None)
+
+
+def _ndarray_reshape(self, *shape, order="C"):
+    return reshape(self, shape[0] if len(shape) == 1 else shape, order)
+
+
+def _ndarray_transpose(self, *axes):
+    return transpose(self, None if not axes else (axes[0] if len(axes) == 1 and isinstance(axes[0], tuple)
+                                                   else axes))
+
+
+def _ndarray_sort(self, axis=-1, kind=None, order=None):
+    """In place, as NumPy's a.sort(). Collective."""
+    self[...] = sort(self, axis, kind, order)
+
+
+ndarray.reshape = _ndarray_reshape
+ndarray.transpose = _ndarray_transpose
+ndarray.T = property(lambda self: transpose(self), doc="transpose(a): a new array. Collective.")
+ndarray.ravel = _method(ravel)
+ndarray.flatten = _method(ravel)
+ndarray.squeeze = _method(squeeze)
+ndarray.cumsum = _method(cumsum)
+ndarray.cumprod = _method(cumprod)
+ndarray.argsort = _method(argsort)
+ndarray.sort = _ndarray_sort
+_FUNCTIONS.update({np.reshape: reshape, np.ravel: ravel, np.transpose: transpose, np.flip: flip, np.squeeze: squeeze,
+                   np.roll: roll, np.concatenate: concatenate, np.stack: stack, np.expand_dims: expand_dims,
+                   np.cumsum: cumsum, np.cumprod: cumprod, np.sort: sort, np.argsort: argsort, np.unique: unique})
+__all__ += ["reshape", "ravel", "transpose", "flip", "squeeze", "roll", "concatenate", "stack", "expand_dims",
+            "cumsum", "cumprod", "sort", "argsort", "unique"]
+
+
+# ---- generated arrays (issue 28): linspace, eye, identity; spmdarray.random -------------------
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, comm=None, halo=None,
+             periodic=None, grid=None, label=None):
+    """NumPy's linspace (scalar start and stop; float64 or float32), computed as NumPy computes it
+    (start + i * step, the last one stop exactly). Collective."""
+    if np.ndim(start) or np.ndim(stop) or axis != 0:
+        raise NotImplementedError("spmdarray.linspace: array start / stop (and axis) are not bound")
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    d = np_dtype(dtype) if dtype is not None else _F64
+    if d.kind != "f":
+        raise NotImplementedError(f"spmdarray.linspace: dtype {d} (float64 and float32 are bound)")
+    h, p, g = _opts(halo, periodic, grid)
+    comm = comm or _world()
+    a = ndarray(_core.linspace(_expr.DTYPES[d], comm._c, float(start), float(stop), num, bool(endpoint), h, p, g,
+                               label or ""))
+    if retstep:
+        div = (num - 1) if endpoint else num
+        return a, ((float(stop) - float(start)) / div if div > 0 else np.nan)
+    return a
+
+
+def eye(N, M=None, k=0, dtype=np.float64, order="C", *, comm=None, halo=None, periodic=None, grid=None, label=None):
+    """NumPy's eye: N x M, ones on diagonal k. Collective."""
+    if order != "C":
+        raise NotImplementedError("spmdarray.eye: order='C' only")
+    M = N if M is None else M
+    N, M, k = operator.index(N), operator.index(M), operator.index(k)
+    if N < 0 or M < 0:
+        raise ValueError("negative dimensions are not allowed")
+    h, p, g = _opts(halo, periodic, grid)
+    comm = comm or _world()
+    return ndarray(_core.eye(_expr.DTYPES[np_dtype(dtype)], comm._c, N, M, k, h, p, g, label or ""))
+
+
+def identity(n, dtype=np.float64, *, comm=None, halo=None, periodic=None, grid=None, label=None):
+    """NumPy's identity. Collective."""
+    return eye(n, dtype=dtype, comm=comm, halo=halo, periodic=periodic, grid=grid, label=label)
+
+
+__all__ += ["linspace", "eye", "identity", "random"]
+
+from . import random  # noqa: E402  (spmdarray.random needs the names above)
+
+
+# ---- the rank's own block (issue 28): a.local, from_local ---------------------------------------
+
+def _local(self):
+    """This rank's owned block of the array (a whole array, not a view) as a NumPy array over the
+    library's storage: no copy; writing into it writes the array (its halo is then marked stale,
+    refilled before the next expression that reads it). Shape: the owned box's extents
+    (``a.distribution['owned_lo']`` to ``owned_hi``). Local. On a device build (the block in GPU
+    memory) it raises spmdarray.Error; gather() copies to the host. The NumPy array keeps the
+    array's storage alive, until spmdarray is finalized at interpreter exit. A block kept and
+    written after later expressions: call exchange_halo() before reading the halo."""
+    if not self._h.whole():
+        raise NotImplementedError("spmdarray: a.local of a view (a.local is the block of a whole array)")
+    return _core.local_block(self._h)
+
+
+ndarray.local = property(_local, doc=_local.__doc__)
+
+
+def from_local(x, like, dtype=None):
+    """A new array distributed as `like` (an spmdarray array: its shape, process grid, halo,
+    periodic axes) whose owned block on each rank is this rank's `x` (a NumPy array of the shape of
+    ``like.local``); dtype: x's (default) or the one given. Collective: a block of another shape on
+    any rank is a ValueError on every rank. The halo is zero until exchanged."""
+    if not isinstance(like, ndarray):
+        raise NotImplementedError("spmdarray.from_local: like= must be an spmdarray array (its distribution is used)")
+    x = np.asarray(x)
+    d = np_dtype(dtype if dtype is not None else x.dtype)
+    parent = ndarray(like._h.parent())
+    out = zeros(parent.shape, d, comm=parent.comm, halo=parent.distribution["halo"],
+                periodic=parent.distribution["periodic"], grid=parent.distribution["grid"])
+    blk = out.local
+    if _core.any_rank(out._h, x.shape != blk.shape):
+        raise ValueError(f"spmdarray.from_local: a rank's block has another shape than like's owned block (this "
+                         f"rank: {x.shape} given, {blk.shape} owned)")
+    blk[...] = x
+    return out
+
+
+__all__ += ["from_local"]

@@ -17,7 +17,9 @@ import numpy as np
 from . import _core
 
 OPS = ["load", "const", "neg", "abs", "sqrt", "exp", "log", "sin", "cos", "lnot", "add", "sub", "mul",
-       "div", "pow", "minimum", "maximum", "lt", "le", "gt", "ge", "eq", "ne", "land", "lor", "where"]
+       "div", "pow", "minimum", "maximum", "lt", "le", "gt", "ge", "eq", "ne", "land", "lor", "where", "lin",
+       "term"]
+NONE = 255  # program.hpp's kNone: no constant
 CODE = {name: i for i, name in enumerate(OPS)}
 if list(_core.op_codes()) != list(range(len(OPS))):  # python/src/program.hpp's enum Op
     raise ImportError("spmdarray: _core's op codes differ from spmdarray/_expr.py's (a stale build)")
@@ -62,8 +64,14 @@ class Expr:
     def __init__(self, op, args, dtype, shape):
         self.op, self.args, self.dtype, self.shape = op, args, dtype, shape
         # registers to evaluate it (Sethi-Ullman: children in decreasing need)
-        ns = sorted((a.need if type(a) is Expr else 1 for a in args), reverse=True)
-        self.need = max(x + i for i, x in enumerate(ns))
+        if len(args) == 2:
+            x, y = args
+            nx = x.need if type(x) is Expr else 1
+            ny = y.need if type(y) is Expr else 1
+            self.need = nx + 1 if nx == ny else max(nx, ny)
+        else:
+            ns = sorted((a.need if type(a) is Expr else 1 for a in args), reverse=True)
+            self.need = max(x + i for i, x in enumerate(ns))
 
     @property
     def ndim(self):
@@ -139,8 +147,46 @@ def broadcast_shape(fn, args):
     return out
 
 
+_FAST = frozenset(("add", "sub", "mul"))
+
+
+def _fast(op, x, y):
+    """make(op, x, y) for the common cases, or None: +, - and * of two operands of one numeric
+    dtype and one shape, or of one operand and a Python int (or float, for a floating operand).
+    The result is what make's general path gives (NumPy's types); a statement in a loop builds
+    its tree through here in a few microseconds."""
+    tx, ty = type(x), type(y)
+    if tx is float or tx is int:
+        if not (ty is Expr or hasattr(y, "_h")):
+            return None
+        d = y.dtype
+        if d.kind == "f" or (d.kind == "i" and tx is int):
+            return Expr(op, (x, y), d, y.shape)
+        return None
+    if not (tx is Expr or hasattr(x, "_h")):
+        return None
+    if ty is float or ty is int:
+        d = x.dtype
+        if d.kind == "f" or (d.kind == "i" and ty is int):
+            return Expr(op, (x, y), d, x.shape)
+        return None
+    if not (ty is Expr or hasattr(y, "_h")):
+        return None
+    d = x.dtype
+    if d != y.dtype or d.kind == "b":
+        return None
+    shape = x.shape
+    if shape != y.shape:
+        return None
+    return Expr(op, (x, y), d, shape)
+
+
 def make(op, *args):
     """A node, with NumPy's result type (or NotImplementedError where spmdarray differs)."""
+    if op in _FAST and len(args) == 2:
+        e = _fast(op, args[0], args[1])
+        if e is not None:
+            return e
     fn = op
     for a in args:
         if not (is_scalar(a) or isinstance(a, Expr) or hasattr(a, "_h")):
@@ -232,9 +278,16 @@ class TooBig(Exception):
 
 
 class Program:
-    """A compiled tree: code (5 numbers an instruction), constants, operands (holders)."""
+    """A compiled tree: code (5 numbers an instruction), constants, operands (holders).
 
-    def __init__(self, c):
+    sources: None, or (leaf_class, const_pos) for a program to be cached (see Cache): leaf_class
+    maps id(array operand) to its class (the first position of that Python object among the
+    tree's array operands), const_pos maps (id(parent node), argument index) to the scalar's
+    position among the tree's scalars. Then operands are distinguished by class (the same Python
+    object, not the same data: the key records only that), constants are never shared, and
+    operand_src / const_src say where each slot's value comes from in any tree of the same key."""
+
+    def __init__(self, c, sources=None):
         self.c = c
         self.code = []
         self.kf, self.ki = [], []
@@ -243,6 +296,9 @@ class Program:
         self.keys = {}
         self.free = list(range(_core.MAX_REGISTERS))
         self.used = 0
+        self.sources = sources
+        self.operand_src = []
+        self.const_src = []  # (scalar position or -1, negate, literal)
 
     def alloc(self):
         if not self.free:
@@ -255,8 +311,16 @@ class Program:
             raise TooBig("instructions")
         self.code += [CODE[op], d, a, b, c]
 
-    def const(self, v):
-        key = (type(v), v)
+    def const(self, v, at=None, negate=False):
+        """The slot of constant v (-v with negate); at: (parent node, argument index) of the scalar
+        in the tree, None for a literal of the compiler's own."""
+        if negate:
+            v = -v
+        if self.sources is not None:
+            self.const_src.append((self.sources[1][(id(at[0]), at[1])] if at is not None else -1, negate, v))
+            key = len(self.const_src)
+        else:
+            key = (type(v), v)
         if key not in self.consts:
             if len(self.consts) >= _core.MAX_CONSTANTS:
                 raise TooBig("constants")
@@ -267,13 +331,17 @@ class Program:
                 self.ki.append(int(v))
         return self.consts[key]
 
-    def operand(self, h):
-        key = (h.parent_id, tuple(h.start), tuple(h.step), tuple(h.map), tuple(h.shape))
+    def operand(self, h, x=None):
+        if self.sources is not None:
+            key = self.sources[0][id(x)]
+        else:
+            key = (h.parent_id, tuple(h.start), tuple(h.step), tuple(h.map), tuple(h.shape))
         if key not in self.keys:
             if len(self.operands) >= _core.MAX_OPERANDS:
                 raise TooBig("operands")
             self.keys[key] = len(self.operands)
             self.operands.append(h)
+            self.operand_src.append(key)
         return self.keys[key]
 
 
@@ -281,22 +349,101 @@ def need(n):
     return n.need if type(n) is Expr else 1
 
 
-def gen(p, n, leaf):
+def _is_array(x):
+    return type(x) is not Expr and not is_scalar(x)
+
+
+def _scaled(n):
+    """(array, scalar, argument index of the scalar) when n is scalar * array or array * scalar,
+    else None."""
+    if type(n) is Expr and n.op == "mul":
+        x, y = n.args
+        if is_scalar(x) and _is_array(y):
+            return y, x, 0
+        if is_scalar(y) and _is_array(x):
+            return x, y, 1
+    return None
+
+
+def _terms(n, out):
+    """The terms of a left-deep chain of additions and subtractions n, left to right:
+    (node, parent, argument index, negated). Only left operands are flattened (a + (b + c)
+    keeps (b + c) as one term): the sum's rounding is the tree's."""
+    if type(n) is Expr and n.op in ("add", "sub"):
+        _terms(n.args[0], out) if type(n.args[0]) is Expr and n.args[0].op in ("add", "sub") else \
+            out.append((n.args[0], n, 0, False))
+        out.append((n.args[1], n, 1, n.op == "sub"))
+    return out
+
+
+def gen_lin(p, terms, leaf, scale=None):
+    """Emit op_lin instructions for the sum of terms (see _terms), times scale = (value, parent,
+    index) when given; returns the result's register. Array terms and scalar * array terms are
+    read by the instruction itself; the others are evaluated into registers first (in decreasing
+    need). At most MAX_TERMS terms an instruction: a longer sum is continued from its first
+    part's register (the same order of additions)."""
+    regs = {}
+    order = sorted((i for i, t in enumerate(terms) if not (_is_array(t[0]) or _scaled(t[0]))),
+                   key=lambda i: -need(terms[i][0]))
+    for i in order:
+        regs[i] = gen(p, terms[i][0], leaf, terms[i][1], terms[i][2])
+    items = []
+    for i, (node, parent, idx, neg) in enumerate(terms):
+        if i in regs:
+            items.append((1, regs[i], p.const(-1, None) if neg else NONE))
+            continue
+        sc = _scaled(node)
+        if sc is not None:
+            x, v, vi = sc
+            items.append((0, p.operand(leaf(x), x), p.const(v, (node, vi), neg)))
+        else:
+            items.append((0, p.operand(leaf(node), node), p.const(-1, None) if neg else NONE))
+    d = regs[order[0]] if order else p.alloc()
+    for i in order[1:]:
+        p.free.append(regs[i])
+    first = True
+    while items:
+        take = items[:_core.MAX_TERMS - (0 if first else 1)]
+        items = items[len(take):]
+        if not first:
+            take = [(1, d, NONE)] + take
+        k = p.const(scale[0], (scale[1], scale[2])) if scale is not None and not items else NONE
+        p.emit("lin", d, len(take), k)
+        for kind, idx, coef in take:
+            p.emit("term", kind, idx, coef)
+        first = False
+    return d
+
+
+def gen(p, n, leaf, parent=None, index=None):
     """Emit n into program p; returns its register. leaf(x) gives the holder of an array operand
-    (converted to p.c when needed)."""
+    (converted to p.c when needed). parent, index: where n sits in the tree (for a scalar's
+    constant slot)."""
     if is_scalar(n):
         r = p.alloc()
-        p.emit("const", r, p.const(n))
+        p.emit("const", r, p.const(n, (parent, index) if parent is not None else None))
         return r
     if not isinstance(n, Expr):
         h = leaf(n)
         r = p.alloc()
-        p.emit("load", r, p.operand(h))
+        p.emit("load", r, p.operand(h, n))
         return r
+    if n.dtype == p.c:
+        # sums and differences (times a scalar) in one instruction: op_lin
+        if n.op in ("add", "sub"):
+            return gen_lin(p, _terms(n, []), leaf)
+        if n.op == "mul":
+            x, y = n.args
+            if is_scalar(x) and type(y) is Expr and y.op in ("add", "sub") and y.dtype == p.c:
+                return gen_lin(p, _terms(y, []), leaf, (x, n, 0))
+            if is_scalar(y) and type(x) is Expr and x.op in ("add", "sub") and x.dtype == p.c:
+                return gen_lin(p, _terms(x, []), leaf, (y, n, 1))
+            if _scaled(n):
+                return gen_lin(p, [(n, None, None, False)], leaf)
     order = sorted(range(len(n.args)), key=lambda i: -need(n.args[i]))
     regs = [None] * len(n.args)
     for i in order:
-        regs[i] = gen(p, n.args[i], leaf)
+        regs[i] = gen(p, n.args[i], leaf, n, i)
     d = regs[order[0]]
     for i in order[1:]:
         p.free.append(regs[i])
@@ -307,3 +454,44 @@ def gen(p, n, leaf):
         regs.append(0)
     p.emit(op, d, regs[0], regs[1], regs[2])
     return d
+
+
+def signature(n, with_sources=False):
+    """The structure of tree n as a hashable key, its array operands (one per class, in class
+    order) and its scalars (in tree order). Two trees of one key compile to the same program,
+    operands and constants aside. with_sources: also the maps Program(sources=...) takes."""
+    key = []
+    arrays = []
+    scalars = []
+    classes = {}
+    cpos = {} if with_sources else None
+
+    def walk(n):
+        key.append(n.op)
+        key.append(n.dtype)
+        i = 0
+        for a in n.args:
+            t = type(a)
+            if t is Expr:
+                walk(a)
+            elif t in _SCALARS or is_scalar(a):
+                if cpos is not None:
+                    cpos[(id(n), i)] = len(scalars)
+                key.append(t)
+                scalars.append(a)
+            else:
+                c = classes.get(id(a))
+                if c is None:
+                    c = classes[id(a)] = len(arrays)
+                    arrays.append(a)
+                    h = a._h
+                    key.append((c, h.dtype, h.parent_ndim, a.shape))
+                else:
+                    key.append(c)
+            i += 1
+        key.append(None)
+
+    walk(n)
+    if with_sources:
+        return tuple(key), arrays, scalars, (classes, cpos)
+    return tuple(key), arrays, scalars

@@ -15,7 +15,10 @@
 #include <memory>
 #include <optional>
 
+#include "axis.hpp"
 #include "create.hpp"
+#include "gen.hpp"
+#include "shape.hpp"
 #include "program.hpp"
 
 namespace nb = nanobind;
@@ -89,12 +92,10 @@ ProgramIn program_in(const std::vector<int>& code, const std::vector<double>& kf
     in.a = static_cast<std::uint8_t>(code[i + 2]);
     in.b = static_cast<std::uint8_t>(code[i + 3]);
     in.c = static_cast<std::uint8_t>(code[i + 4]);
-    if (in.op >= op_count || in.d >= kMaxRegs || (in.op != op_load && in.op != op_const && in.a >= kMaxRegs) ||
-        in.b >= kMaxRegs || in.c >= kMaxRegs || (in.op == op_load && in.a >= operands.size()) ||
-        (in.op == op_const && in.a >= kf.size() + ki.size()))
-      throw Error::replicated("spmdarray: internal error: a program instruction is out of range");
     p.ins.push_back(in);
   }
+  if (!valid_program(p.ins.data(), p.ins.size(), operands.size(), kf.size() + ki.size()))
+    throw Error::replicated("spmdarray: internal error: a program instruction is out of range");
   p.kf = kf;
   p.ki = ki;
   p.result = result;
@@ -140,7 +141,9 @@ void check_buffer(const char* fn, const Holder& h, const HostArray& a) {
 
 namespace spmd::py {
 std::vector<double> bench_cpp_fused5(const std::vector<Holder>& h, int reps);
-}
+nb::object local_block(const Holder& h);  // local.cpp
+bool any_rank(const Holder& h, bool flag);
+}  // namespace spmd::py
 
 NB_MODULE(_core, m) {
   nb::exception<spmd::Error>(m, "Error", PyExc_RuntimeError);
@@ -169,14 +172,16 @@ NB_MODULE(_core, m) {
   });
   m.def("execution_space", [] { return std::string(Kokkos::DefaultExecutionSpace::name()); });
   m.def("op_codes", [] {
-    return std::vector<int>{op_load, op_const, op_neg, op_abs, op_sqrt, op_exp,  op_log,     op_sin,     op_cos,
-                            op_lnot, op_add,   op_sub, op_mul, op_div,  op_pow,  op_minimum, op_maximum, op_lt,
-                            op_le,   op_gt,    op_ge,  op_eq,  op_ne,   op_land, op_lor,     op_where};
+    return std::vector<int>{op_load, op_const,   op_neg,     op_abs, op_sqrt,  op_exp, op_log,
+                            op_sin,  op_cos,     op_lnot,    op_add, op_sub,   op_mul, op_div,
+                            op_pow,  op_minimum, op_maximum, op_lt,  op_le,    op_gt,  op_ge,
+                            op_eq,   op_ne,      op_land,    op_lor, op_where, op_lin, op_term};
   });
   m.attr("MAX_INSTRUCTIONS") = kMaxIns;
   m.attr("MAX_REGISTERS") = kMaxRegs;
   m.attr("MAX_OPERANDS") = kMaxOperands;
   m.attr("MAX_CONSTANTS") = kMaxConsts;
+  m.attr("MAX_TERMS") = kMaxTerms;
 
   nb::class_<PyComm>(m, "Comm")
       .def_prop_ro("rank", [](const PyComm& c) { return comm_of(c).rank(); })
@@ -290,4 +295,27 @@ NB_MODULE(_core, m) {
           if (s.is_int) return nb::int_(s.i);
           return nb::float_(s.f);
         });
+
+  // ---- per-axis reductions, generated arrays, shape functions, scans, sorting (issue 28) ----
+  m.def("axis_reduce", [](int op, const Holder& h, const std::vector<int>& axes, index_t ddof) {
+    return spmd::py::axis_reduce(static_cast<AxisOp>(op), h, axes, ddof);
+  });
+  m.def("linspace", [](DType dtype, const PyComm& comm, double start, double stop, index_t num, bool endpoint,
+                       const std::vector<int>& halo, const std::vector<bool>& periodic, const std::vector<int>& grid,
+                       const std::string& label) {
+    return spmd::py::linspace(dtype, comm_of(comm), start, stop, num, endpoint, options(halo, periodic, grid, label));
+  });
+  m.def("eye", [](DType dtype, const PyComm& comm, index_t n, index_t mm, index_t k, const std::vector<int>& halo,
+                  const std::vector<bool>& periodic, const std::vector<int>& grid, const std::string& label) {
+    return spmd::py::eye(dtype, comm_of(comm), n, mm, k, options(halo, periodic, grid, label));
+  });
+  m.def("random_fill",
+        [](const Holder& h, int kind, std::uint64_t seed, std::uint64_t stream, double a, double b, std::int64_t lo,
+           std::int64_t hi) { spmd::py::random_fill(h, static_cast<RandomKind>(kind), seed, stream, a, b, lo, hi); });
+  m.def("reshape", &spmd::py::reshape);
+  m.def("transpose", &spmd::py::transpose);
+  m.def("scan", [](int op, const Holder& h, int axis) { return spmd::py::scan(static_cast<ScanOp>(op), h, axis); });
+  m.def("local_block", &spmd::py::local_block);
+  m.def("any_rank", &spmd::py::any_rank);
+  m.def("sort", [](int op, const Holder& h) { return spmd::py::sort(static_cast<SortOp>(op), h); });
 }

@@ -17,6 +17,7 @@
 
 #include <spmd/expr.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -53,13 +54,44 @@ enum Op : std::uint8_t {
   op_land,
   op_lor,
   op_where,  // d <- a ? b : c
+  // d <- K * (c_0 x_0 + c_1 x_1 + ... + c_{a-1} x_{a-1}), summed left to right: a (1 to kMaxTerms)
+  // op_term pseudo-instructions follow, one a term; K is constant b (kNone: no scaling)
+  op_lin,
+  op_term,  // a term of the op_lin before it: x is operand a (d == 0) or register a (d == 1);
+            // c_t is constant b (kNone: the term is x as it is)
   op_count
 };
-constexpr int kMaxIns = 32, kMaxRegs = 8, kMaxOperands = 8, kMaxConsts = 8;
+constexpr int kMaxIns = 32, kMaxRegs = 8, kMaxOperands = 8, kMaxConsts = 16, kMaxTerms = 8;
+constexpr std::uint8_t kNone = 255;
 
 struct Ins {
   std::uint8_t op, d, a, b, c;
 };
+
+/// Whether instructions [0, n) form a program the interpreter can run (indices in range, every
+/// op_lin followed by its terms). Local.
+inline bool valid_program(const Ins* ins, const std::size_t n, const std::size_t nops, const std::size_t nconsts) {
+  auto konst = [&](const std::uint8_t k) { return k == kNone || k < nconsts; };
+  for (std::size_t s = 0; s < n; ++s) {
+    const Ins& in = ins[s];
+    if (in.op >= op_count || in.op == op_term || in.d >= kMaxRegs) return false;
+    if (in.op == op_load) {
+      if (in.a >= nops) return false;
+    } else if (in.op == op_const) {
+      if (in.a >= nconsts) return false;
+    } else if (in.op == op_lin) {
+      if (in.a < 1 || in.a > kMaxTerms || s + in.a >= n || !konst(in.b)) return false;
+      for (std::size_t t = s + 1; t <= s + in.a; ++t)
+        if (ins[t].op != op_term || ins[t].d > 1 ||
+            ins[t].a >= (ins[t].d ? static_cast<std::size_t>(kMaxRegs) : nops) || !konst(ins[t].b))
+          return false;
+      s += in.a;
+    } else if (in.a >= kMaxRegs || in.b >= kMaxRegs || in.c >= kMaxRegs) {
+      return false;
+    }
+  }
+  return true;
+}
 /// A program: n instructions over registers; the value is register `result`.
 template <class C>
 struct Code {
@@ -75,17 +107,64 @@ constexpr int chunk_of() {
   return impl::host_accessible<Mem>() ? 256 : 1;
 }
 
+template <class C, bool Coef, bool Contig>
+KOKKOS_FORCEINLINE_FUNCTION C lin_term(const C* q, const index_t st, const C c, const index_t j) {
+  const C v = Contig ? q[j] : q[j * st];
+  return Coef ? static_cast<C>(c * v) : v;
+}
+
+/// K * sum_t c_t x_t[j] for j < n, summed left to right (x_t: a register or an operand's row from
+/// the chunk's first point, element j at x_t[j * step_t]; Contig: steps 1). Coef: the c_t apply.
+template <class C, int N, bool Coef, bool Contig>
+KOKKOS_FORCEINLINE_FUNCTION void lin_loop(C* d, const C* const* x, const index_t* step, const C* cf, const C K,
+                                          const bool scale, const index_t n) {
+  const C* q[N];
+  index_t st[N];
+  C c[N];
+  for (int t = 0; t < N; ++t) {
+    q[t] = x[t];
+    st[t] = Contig ? 1 : step[t];
+    c[t] = cf[t];
+  }
+  if (scale) {
+    SPMD_IMPL_INDEPENDENT_ITERATIONS  // d may be a term's register: element j reads only element j
+        for (index_t j = 0; j < n; ++j) {
+      C s = lin_term<C, Coef, Contig>(q[0], st[0], c[0], j);
+      for (int t = 1; t < N; ++t) s = static_cast<C>(s + lin_term<C, Coef, Contig>(q[t], st[t], c[t], j));
+      d[j] = static_cast<C>(K * s);
+    }
+  } else {
+    SPMD_IMPL_INDEPENDENT_ITERATIONS
+    for (index_t j = 0; j < n; ++j) {
+      C s = lin_term<C, Coef, Contig>(q[0], st[0], c[0], j);
+      for (int t = 1; t < N; ++t) s = static_cast<C>(s + lin_term<C, Coef, Contig>(q[t], st[t], c[t], j));
+      d[j] = s;
+    }
+  }
+}
+
+template <class C, bool Contig, int N>
+KOKKOS_FORCEINLINE_FUNCTION void lin_n(C* d, const C* const* x, const index_t* step, const C* cf, const bool coef,
+                                       const C K, const bool scale, const index_t n) {
+  if (coef)
+    lin_loop<C, N, true, Contig>(d, x, step, cf, K, scale, n);
+  else
+    lin_loop<C, N, false, Contig>(d, x, step, cf, K, scale, n);
+}
+
 template <class C, int B, bool Contig>
 struct ProgLine {
   Code<C> code;
   impl::RowAccess<const C*, Contig> src[kMaxOperands];
   index_t len;  // points u with 0 <= u < len lie in the box
-  mutable index_t c0, cn;
+  // the chunk held: points [c0, end), point u's value at cur[u - c0] (one compare a point)
+  mutable index_t c0, end;
+  mutable const C* cur;
   mutable C reg[kMaxRegs][B];
 
   KOKKOS_FORCEINLINE_FUNCTION C operator()(const index_t i) const {
-    if (i < c0 || i >= c0 + cn) fill(i);
-    return reg[code.result][i - c0];
+    if (i >= end || i < c0) fill(i);
+    return cur[i - c0];
   }
 
   template <impl::BinOp O>
@@ -99,10 +178,66 @@ struct ProgLine {
     for (index_t j = 0; j < n; ++j) d[j] = static_cast<C>(impl::Un<O, C>::apply(x[j]));
   }
 
+  /// op_lin at instruction s (its terms follow) over points [i, i + n).
+  KOKKOS_INLINE_FUNCTION void lin(const int s, const index_t i, const index_t n) const {
+    const Ins in = code.ins[s];
+    const C* x[kMaxTerms] = {};
+    index_t step[kMaxTerms] = {};
+    C cf[kMaxTerms] = {};
+    bool coef = false;
+    for (int t = 0; t < in.a; ++t) {
+      const Ins& u = code.ins[s + 1 + t];
+      if (u.d) {
+        x[t] = reg[u.a];
+        step[t] = 1;
+      } else {
+        x[t] = &src[u.a](i);
+        step[t] = src[u.a].c;
+      }
+      coef = coef || u.b != kNone;
+      cf[t] = u.b != kNone ? code.k[u.b] : C(1);
+    }
+    const bool scale = in.b != kNone;
+    const C K = scale ? code.k[in.b] : C(1);
+    C* d = reg[in.d];
+    switch (in.a) {
+      case 1:
+        return lin_n<C, Contig, 1>(d, x, step, cf, coef, K, scale, n);
+      case 2:
+        return lin_n<C, Contig, 2>(d, x, step, cf, coef, K, scale, n);
+      case 3:
+        return lin_n<C, Contig, 3>(d, x, step, cf, coef, K, scale, n);
+      case 4:
+        return lin_n<C, Contig, 4>(d, x, step, cf, coef, K, scale, n);
+      case 5:
+        return lin_n<C, Contig, 5>(d, x, step, cf, coef, K, scale, n);
+      case 6:
+        return lin_n<C, Contig, 6>(d, x, step, cf, coef, K, scale, n);
+      case 7:
+        return lin_n<C, Contig, 7>(d, x, step, cf, coef, K, scale, n);
+      default:
+        return lin_n<C, Contig, 8>(d, x, step, cf, coef, K, scale, n);
+    }
+  }
+
   KOKKOS_INLINE_FUNCTION void fill(const index_t i) const {
     const index_t n = (len - i < B) ? len - i : B;
     c0 = i;
-    cn = n;
+    end = i + n;
+    cur = reg[code.result];
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+    if constexpr (B > 1) {  // host: an operand loaded on its own is one stream at a time; prefetch its
+      // next chunk so that its lines are on their way while the chunk's other instructions run
+      if (i + B < len) {
+        const index_t m = (len - i - B < B) ? len - i - B : B;
+        for (int s = 0; s < code.n; ++s)
+          if (code.ins[s].op == op_load) {
+            const auto r = src[code.ins[s].a];
+            for (index_t j = 0; j < m; j += static_cast<index_t>(64 / sizeof(C))) __builtin_prefetch(&r(i + B + j));
+          }
+      }
+    }
+#endif
     for (int s = 0; s < code.n; ++s) {
       const Ins in = code.ins[s];
       C* d = reg[in.d];
@@ -174,6 +309,10 @@ struct ProgLine {
           for (index_t j = 0; j < n; ++j) d[j] = x[j] ? y[j] : z[j];
           break;
         }
+        case op_lin:
+          lin(s, i, n);
+          s += in.a;  // its terms
+          break;
         default:
           if constexpr (std::is_floating_point_v<C>) {  // the Python side sends these to floats only
             switch (in.op) {
@@ -225,7 +364,8 @@ struct ProgDev {
     for (int t = 0; t < nsrc; ++t) r.src[t] = src[t].template line<A, Contig>(k);
     r.len = ext[A] - k[A];
     r.c0 = 0;
-    r.cn = 0;
+    r.end = 0;
+    r.cur = nullptr;
     return r;
   }
 };

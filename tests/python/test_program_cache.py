@@ -1,0 +1,138 @@
+# The fused assignment's op_lin instruction (sums and differences of operands, scaled) and the cache
+# of compiled programs keyed by the tree's structure (python/spmdarray/__init__.py's _PROGRAMS):
+# every result is compared with NumPy's on the same data.
+import numpy as np
+import pytest
+
+import spmdarray as sa
+from spmdarray import _expr
+from conftest import data
+
+
+def check(out, ref, dtype=np.float64):
+    d = np.dtype(dtype)
+    if d.kind == "f":
+        # op_lin sums in the tree's order: the same rounding as NumPy's (exact but for FMA contraction)
+        rtol = 1e-6 if d == np.float32 else 1e-14
+        np.testing.assert_allclose(out.gather(), ref, rtol=rtol, atol=rtol)
+    else:
+        np.testing.assert_array_equal(out.gather(), ref)
+
+
+def lin_count(e, ndim):
+    """Instructions of the program that e compiles to: (op_lin count, op_load count)."""
+    p = _expr.Program(e.dtype)
+    _expr.gen(p, e, lambda x: x._h)
+    ops = p.code[0::5]
+    return ops.count(_expr.CODE["lin"]), ops.count(_expr.CODE["load"])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32])
+@pytest.mark.parametrize("shape", [(1000,), (37, 29), (6, 7, 9)])
+def test_lin_forms(rng, dtype, shape):
+    xs = [data(rng, shape, dtype) for _ in range(9)]
+    a = [sa.array(x) for x in xs]
+    two, three = (2.5, -1.5) if np.dtype(dtype).kind == "f" else (2, -3)
+    cases = [
+        (lambda v: v[0] + v[1], None),
+        (lambda v: v[0] - v[1] + v[2] - v[3], None),
+        (lambda v: two * v[0] + v[1] * three, None),
+        (lambda v: v[0] - two * v[1] - v[2] * three, None),
+        (lambda v: two * (v[0] + v[1] + v[2] + v[3] + v[4]), None),
+        (lambda v: (v[0] - v[1]) * three, None),
+        (lambda v: v[0] + (v[1] + v[2]), None),  # right operand kept as one term (NumPy's rounding)
+        (lambda v: v[0] + v[1] * v[2] - v[3], None),  # a term in a register
+        (lambda v: v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7] + v[8] - v[0], None),  # > 8 terms
+        (lambda v: v[0] + 1 - v[1], None),  # a constant term
+        (lambda v: two * v[0], None),
+        (lambda v: v[0] + v[0] - v[1], None),  # one operand twice
+    ]
+    for i, (f, _) in enumerate(cases):
+        out = sa.empty(shape, dtype)
+        out[...] = f(a)
+        with np.errstate(over="ignore"):
+            ref = f([x for x in xs]).astype(dtype) if np.dtype(dtype).kind == "f" else f(xs)
+        check(out, ref, dtype)
+
+
+def test_lin_is_one_instruction():
+    a, b, c, d, e = (sa.ones((50,)) for _ in range(5))
+    assert lin_count(0.2 * (a + b + c + d + e), 1) == (1, 0)
+    assert lin_count(2.0 * a - b * 3.0, 1) == (1, 0)
+    assert lin_count(a * b + c, 1) == (1, 2)  # a * b in a register, c read by op_lin
+
+
+def test_cache_reuse_different_operands_and_constants(rng):
+    shape = (23, 17)
+    xs = [data(rng, shape, np.float64) for _ in range(6)]
+    a = [sa.array(x) for x in xs]
+    out = sa.empty(shape)
+    sa._PROGRAMS.clear()
+    for k, (i, j, c) in enumerate([(0, 1, 0.5), (2, 3, -4.0), (4, 5, 1e3), (1, 0, 0.0)]):
+        out[...] = c * (a[i] - a[j]) + 3.0 * a[i]
+        check(out, c * (xs[i] - xs[j]) + 3.0 * xs[i])
+    assert len(sa._PROGRAMS) == 1  # one structure: compiled once
+    for n in range(3):  # a loop statement that reads its destination
+        a[0][...] = 0.5 * (a[0] + a[1])
+        xs[0] = 0.5 * (xs[0] + xs[1])
+    check(a[0], xs[0])
+
+
+def test_cache_aliasing_is_part_of_the_key(rng):
+    shape = (40,)
+    x, y = data(rng, shape, np.float64), data(rng, shape, np.float64)
+    a, b = sa.array(x), sa.array(y)
+    out = sa.empty(shape)
+    sa._PROGRAMS.clear()
+    out[...] = a * b + a  # operand classes (0, 1, 0)
+    check(out, x * y + x)
+    out[...] = a * b + b  # same ops, other aliasing: another program
+    check(out, x * y + y)
+    out[...] = a * a + b  # and another
+    check(out, x * x + y)
+    assert len(sa._PROGRAMS) == 3
+    # the same data through two Python objects is two operands, never one by accident
+    out[...] = a[...] * b + a
+    check(out, x * y + x)
+    out[...] = b[...] * a + b
+    check(out, y * x + y)
+
+
+def test_cache_dtypes_and_shapes_in_key(rng):
+    sa._PROGRAMS.clear()
+    for dtype in (np.float64, np.float32, np.int64, np.int32):
+        xs = [data(rng, (30,), dtype) for _ in range(2)]
+        a = [sa.array(x) for x in xs]
+        out = sa.empty((30,), dtype)
+        out[...] = 3 * (a[0] + a[1])
+        check(out, (3 * (xs[0] + xs[1])).astype(dtype), dtype)
+    x = data(rng, (30,), np.float64)
+    a = sa.array(x)
+    for s in (slice(0, 10), slice(5, 30, 2)):  # other shapes: other keys, the checks still run
+        out = sa.empty(x[s].shape)
+        out[...] = 3 * (a[s] + a[s])
+        check(out, 3 * (x[s] + x[s]))
+    out = sa.empty((10,))
+    with pytest.raises(ValueError):
+        out[...] = 3 * (a + a)  # a shape mismatch raises, cached or not
+    # a float scalar into an int expression promotes: another key than an int scalar
+    i = sa.array(np.arange(30, dtype=np.int64))
+    f = sa.empty((30,))
+    f[...] = 2 * (i + i)
+    check(f, (2 * (np.arange(30) * 2)).astype(np.float64))
+    f[...] = 0.5 * (i + i)
+    check(f, 0.5 * (np.arange(30) * 2.0))
+
+
+def test_cache_with_halo_and_shifts(rng):
+    n = 64
+    x = data(rng, (n,), np.float64)
+    u = sa.array(x, halo=1)
+    v = sa.array(x)
+    sa._PROGRAMS.clear()
+    for _ in range(3):  # Jacobi sweeps in place: NumPy's semantics (right side first), stale halos filled
+        u[1:-1] = 0.5 * (u[:-2] + u[2:])
+        v[1:-1] = 0.5 * (v[:-2] + v[2:])
+        x[1:-1] = 0.5 * (x[:-2] + x[2:])
+        check(u, x)
+        check(v, x)
