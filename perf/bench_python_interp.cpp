@@ -1,8 +1,8 @@
 // The Python front's interpreter (python/src/program.hpp) outside the engine: the engine's host
 // loop for out[...] = 0.2 * (a + b + c + d + e) (items of 4096 points, a line per item, one
 // point at a time out of the line) run with the old 11-instruction program (load/add/const/mul)
-// (with this interpreter's prefetch and chunk check) and with one op_lin instruction, against the C++ loop; thread CPU time (the machine's other
-// load does not count), medians of 21. Stand-alone, for measuring interpreter changes without
+// (with this interpreter's prefetch and chunk check) and with one op_lin instruction, against the C++ loop; thread CPU
+// time (the machine's other load does not count), medians of 21. Stand-alone, for measuring interpreter changes without
 // rebuilding the extension (seconds instead of minutes). docs/python.md "Performance" has the
 // results. Build and run (a configured build folder BUILD gives spmd/config.hpp):
 //   mpicxx.mpich -O3 -DNDEBUG -fopenmp -std=c++17 -Iinclude -IBUILD/include -Ipython/src

@@ -26,13 +26,13 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(x)                                                                           \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
+#define CHECK(x)                                                                               \
+  do {                                                                                         \
+    cudaError_t e_ = (x);                                                                      \
+    if (e_ != cudaSuccess) {                                                                   \
       std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                        \
-    }                                                                                      \
+      std::exit(1);                                                                            \
+    }                                                                                          \
   } while (0)
 
 __global__ void empty_kernel() {}
