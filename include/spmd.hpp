@@ -34,6 +34,7 @@
 #include "spmd/blas.hpp"
 #include "spmd/sparse.hpp"
 #include "spmd/solvers.hpp"
+#include "spmd/fft.hpp"
 #if SPMD_HAVE_HDF5
 #include "spmd/io/checkpoint.hpp"
 #endif

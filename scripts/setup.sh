@@ -33,7 +33,7 @@ fi
 # 1. Debian packages
 # ---------------------------------------------------------------------------------------------
 pkgs=(build-essential cmake pkg-config mpich libmpich-dev libhdf5-mpich-dev hdf5-tools
-      libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev zlib1g-dev librandom123-dev
+      libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev zlib1g-dev librandom123-dev libfftw3-dev
       python3-numpy python3-h5py python3-matplotlib dpkg-dev clang-format doxygen)
 if [[ "${SPMD_SKIP_APT:-0}" != 1 ]]; then
   missing=()

@@ -45,37 +45,38 @@ KOKKOS = [S("Kokkos_ROOT", f"{P}/kokkos"), S("KokkosKernels_ROOT", f"{P}/kokkos-
           S("MPI_CXX_COMPILER", f"{P}/mpich/bin/mpicxx"), S("Random123_ROOT", f"{P}/random123")]
 
 
-def common(shared=True, hdf5=True, nccl=False, apps=True, tests=False):
+def common(shared=True, hdf5=True, nccl=False, apps=True, tests=False, fftw=True):
     return [B("BUILD_SHARED_LIBS", shared), B("SPMD_ENABLE_HDF5", hdf5), B("SPMD_ENABLE_NCCL", nccl),
-            B("SPMD_ENABLE_APPS", apps), B("SPMD_ENABLE_TESTS", tests), B("SPMD_ENABLE_BENCHMARKS", False)]
+            S("SPMD_ENABLE_FFTW", "ON" if fftw else "OFF"), B("SPMD_ENABLE_APPS", apps), B("SPMD_ENABLE_TESTS", tests), B("SPMD_ENABLE_BENCHMARKS", False)]
 
 
 # spec -> (exact cmake_args, dependency constraints that must hold, dependencies that must be absent)
 CASES = [
     ("spmdarray+openmp",
-     common() + KOKKOS + [S("HDF5_ROOT", f"{P}/hdf5")],
-     ["kokkos+openmp+serial+shared", "kokkos@3.4.01,4.6", "kokkos-kernels@3.4.01,4.6", "kokkos-kernels+shared",
+     common() + KOKKOS + [S("HDF5_ROOT", f"{P}/hdf5"), S("FFTW_ROOT", f"{P}/fftw")],
+     ["kokkos+openmp+serial+shared", "fftw+openmp", "kokkos@3.4.01,4.6", "kokkos-kernels@3.4.01,4.6", "kokkos-kernels+shared",
       "hdf5+mpi", "zlib-api",
       "mpi", "cxx", "c", "cli11", "nlohmann-json", "random123"],
      ["nccl", "googletest", "cuda"]),
     ("spmdarray+cuda cuda_arch=90 +nccl",
      common(nccl=True) + KOKKOS + [S("CMAKE_CXX_COMPILER", f"{P}/kokkos/bin/nvcc_wrapper"),
-                                   S("HDF5_ROOT", f"{P}/hdf5"), S("NCCL_ROOT", f"{P}/nccl")],
+                                   S("HDF5_ROOT", f"{P}/hdf5"), S("NCCL_ROOT", f"{P}/nccl"),
+                                   S("FFTW_ROOT", f"{P}/fftw")],
      ["kokkos+cuda+cuda_lambda+openmp cuda_arch=90", "kokkos-kernels+cuda cuda_arch=90", "nccl cuda_arch=90",
       "hdf5+mpi", "kokkos@4.6", "kokkos-kernels@4.6", "cuda@13.0"],
      ["googletest"]),
-    ("spmdarray~hdf5",
-     common(hdf5=False) + KOKKOS,
+    ("spmdarray~hdf5~fftw",
+     common(hdf5=False, fftw=False) + KOKKOS,
      ["kokkos+openmp+serial", "mpi", "random123"],
-     ["hdf5", "zlib-api", "c", "nccl"]),
+     ["hdf5", "zlib-api", "c", "nccl", "fftw"]),
     ("spmdarray+shared~apps",
-     common(apps=False) + KOKKOS + [S("HDF5_ROOT", f"{P}/hdf5")],
+     common(apps=False) + KOKKOS + [S("HDF5_ROOT", f"{P}/hdf5"), S("FFTW_ROOT", f"{P}/fftw")],
      ["kokkos+openmp"],
      ["cli11", "nlohmann-json"]),
     ("spmdarray~shared~openmp+tests",
-     common(shared=False, tests=True) + KOKKOS + [S("HDF5_ROOT", f"{P}/hdf5"),
+     common(shared=False, tests=True) + KOKKOS + [S("HDF5_ROOT", f"{P}/hdf5"), S("FFTW_ROOT", f"{P}/fftw"),
                                                   S("MPIEXEC_EXECUTABLE", f"{P}/mpich/bin/mpiexec")],
-     ["kokkos+serial", "googletest"],
+     ["kokkos+serial", "googletest", "fftw"],
      []),
 ]
 

@@ -49,6 +49,7 @@ enum class Slot {
   halo_face,  ///< halo.hpp: the array's HaloExchange for Pattern::face
   halo_box,   ///< halo.hpp: the array's HaloExchange for Pattern::box
   expr,       ///< impl/expr_eval.hpp: the expression module's cached plans and temporaries
+  fft,        ///< fft.hpp: the one-shot transforms' cached plans (input arrays)
   count
 };
 /// The slot `s` of `a` (null until its module fills it). Local.

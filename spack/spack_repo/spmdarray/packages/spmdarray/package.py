@@ -42,6 +42,7 @@ class Spmdarray(CMakePackage, CudaPackage):
     variant("shared", default=True, description="Build libspmdarray as a shared library")
     variant("hdf5", default=True, description="Parallel HDF5 checkpoints (spmd::io)")
     variant("nccl", default=False, description="NCCL communication backend (needs +cuda)")
+    variant("fftw", default=True, description="FFTW3 for spmd::fft on host arrays (cuFFT serves +cuda)")
     variant("apps", default=True, description="Build and install the apps (heat, cg_solver, ...)")
     variant("tests", default=False, description="Build the test suite (ctest, 1-4 MPI ranks)")
 
@@ -85,6 +86,10 @@ class Spmdarray(CMakePackage, CudaPackage):
     depends_on("hdf5+mpi", when="+hdf5")
     depends_on("zlib-api", when="+hdf5")  # CRC-32 checksums of the checkpoint datasets
 
+    # double and float (Spack's fftw builds both by default); its OpenMP threads with +openmp
+    depends_on("fftw@3:+openmp", when="+fftw+openmp")
+    depends_on("fftw@3:", when="+fftw~openmp")
+
     depends_on("random123")  # header-only: spmd/random.hpp (Philox); a dependency of consumers too
 
     depends_on("cli11", when="+apps")
@@ -97,6 +102,7 @@ class Spmdarray(CMakePackage, CudaPackage):
             self.define_from_variant("BUILD_SHARED_LIBS", "shared"),
             self.define_from_variant("SPMD_ENABLE_HDF5", "hdf5"),
             self.define_from_variant("SPMD_ENABLE_NCCL", "nccl"),
+            self.define("SPMD_ENABLE_FFTW", "ON" if spec.satisfies("+fftw") else "OFF"),
             self.define_from_variant("SPMD_ENABLE_APPS", "apps"),
             self.define_from_variant("SPMD_ENABLE_TESTS", "tests"),
             self.define("SPMD_ENABLE_BENCHMARKS", False),
@@ -111,6 +117,8 @@ class Spmdarray(CMakePackage, CudaPackage):
             args.append(self.define("HDF5_ROOT", spec["hdf5"].prefix))
         if spec.satisfies("+nccl"):
             args.append(self.define("NCCL_ROOT", spec["nccl"].prefix))
+        if spec.satisfies("+fftw"):
+            args.append(self.define("FFTW_ROOT", spec["fftw"].prefix))
         if spec.satisfies("+tests"):
             args.append(self.define("MPIEXEC_EXECUTABLE", spec["mpi"].prefix.bin.mpiexec))
         return args
