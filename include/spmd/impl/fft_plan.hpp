@@ -218,10 +218,10 @@ class FftPlan {
       out_dist_ = stages_.back().dout;
     } else {
       DistributionOptions o;
-      o.dims.assign(in.dims().begin(), in.dims().end());
+      for (int d : in.dims()) o.dims.push_back(d);
       if (dst == ishape) {
-        o.halo.assign(in.halo().begin(), in.halo().end());
-        o.periodic.assign(in.periodic().begin(), in.periodic().end());
+        for (int h : in.halo()) o.halo.push_back(h);
+        for (bool p : in.periodic()) o.periodic.push_back(p);
       }
       out_dist_ = Distribution<N>(comm_, dst, o);
     }
@@ -371,7 +371,7 @@ class FftPlan {
     if (solo_)
       return comm_.rank() == 0 ? Distribution<N>(*solo_comm_, shape, DistributionOptions{}) : Distribution<N>();
     DistributionOptions o;
-    o.dims.assign(dims.begin(), dims.end());
+    for (int d : dims) o.dims.push_back(d);
     return Distribution<N>(comm_, shape, o);
   }
 
