@@ -34,7 +34,8 @@ using Z = Kokkos::complex<double>;
 
 struct Field {
   KOKKOS_INLINE_FUNCTION double v(spmd::index_t i, spmd::index_t j, spmd::index_t k) const {
-    return spmd::math::sin(0.1 * static_cast<double>(i) + 0.2 * static_cast<double>(j)) * spmd::math::cos(0.3 * static_cast<double>(k)) +
+    return spmd::math::sin(0.1 * static_cast<double>(i) + 0.2 * static_cast<double>(j)) *
+               spmd::math::cos(0.3 * static_cast<double>(k)) +
            1e-3 * static_cast<double>((i * 7 + j * 13 + k * 29) % 17);
   }
 };
@@ -80,8 +81,12 @@ void run_plan(benchmark::State& state, spmd::fft::Output output) {
   state.counters["stages"] = plan.num_stages();
 }
 
-void BM_fftn_plan(benchmark::State& state) { run_plan(state, spmd::fft::Output::restored); }
-void BM_fftn_transposed(benchmark::State& state) { run_plan(state, spmd::fft::Output::transposed); }
+void BM_fftn_plan(benchmark::State& state) {
+  run_plan(state, spmd::fft::Output::restored);
+}
+void BM_fftn_transposed(benchmark::State& state) {
+  run_plan(state, spmd::fft::Output::transposed);
+}
 
 void BM_fftn_oneshot(benchmark::State& state) {
   const spmd::index_t side = state.range(0);

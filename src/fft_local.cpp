@@ -192,13 +192,22 @@ struct CufftPlan {
       idist = product(s.in_ext, s.first, s.last + 1);
       odist = product(s.out_ext, s.first, s.last + 1);
       batch = outer;
-    } else {
+    } else if (outer == 1 || outer <= inner) {
+      // batch over the axes after the group, repeated over those before it
       istride = ostride = inner;
       idist = odist = 1;
       batch = inner;
       loops = outer;
       in_step = product(s.in_ext, s.first, N);
       out_step = product(s.out_ext, s.first, N);
+    } else {
+      // batch over the axes before the group, repeated over those after it
+      istride = ostride = inner;
+      idist = product(s.in_ext, s.first, N);
+      odist = product(s.out_ext, s.first, N);
+      batch = outer;
+      loops = inner;
+      in_step = out_step = 1;
     }
     const std::size_t real = s.single ? sizeof(float) : sizeof(double);
     in_bytes = (s.kind == FftKind::r2c ? 1 : 2) * real;

@@ -355,6 +355,10 @@ void Plans() {
   fft::Plan<Z, Z, 3> transposed(a.distribution(), fft::Direction::forward, {}, {}, fft::Norm::backward,
                                 fft::Output::transposed);
   EXPECT_LE(transposed.num_transposes(), restored.num_transposes());
+  // 3-D on P <= 6 ranks: slabs (axes 1, 2, then axis 0), whatever the input grid
+  EXPECT_EQ(restored.num_stages(), world().size() == 1 ? 1 : 2) << restored.describe();
+  fft::Plan<Z, double, 3> c2r_slab(restored.output_distribution(), fft::Direction::backward, {9, 6, 6});
+  EXPECT_EQ(c2r_slab.num_stages(), world().size() == 1 ? 1 : 2) << c2r_slab.describe();
   EXPECT_EQ(restored.output_distribution().dims(), a.distribution().dims());
   auto f = restored.make_output();
   restored.execute(f, a);

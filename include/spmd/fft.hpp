@@ -121,23 +121,25 @@ Array<Out, N, Mem> run(const Array<In, N, Mem>& a, Direction dir, const std::vec
   return out;
 }
 
-/// A complex copy of a real array (numpy.fft.fftn accepts real input); complex arrays pass through.
+/// A complex copy of a real array (numpy.fft.fftn accepts real input).
+template <class T, int N, class Mem>
+Array<Kokkos::complex<T>, N, Mem> complex_copy(const Array<T, N, Mem>& a) {
+  Array<Kokkos::complex<T>, N, Mem> z(a.distribution(), Label{"spmd::fft::complex_input"}, Init::none);
+  const T* s = a.local_with_halo().data();
+  Kokkos::complex<T>* d = z.local_with_halo().data();
+  using E = typename Mem::execution_space;
+  Kokkos::parallel_for(
+      "spmd::fft::complex_copy", Kokkos::RangePolicy<E>(0, static_cast<index_t>(a.local_with_halo().span())),
+      KOKKOS_LAMBDA(const index_t i) { d[i] = Kokkos::complex<T>(s[i], T(0)); });
+  return z;
+}
+/// The array itself when complex (a shallow handle), else a complex copy.
 template <class T, int N, class Mem>
 auto as_complex(const Array<T, N, Mem>& a) {
-  if constexpr (impl::is_complex_v<T>) {
+  if constexpr (impl::is_complex_v<T>)
     return impl::share(a);
-  } else {
-    Array<Kokkos::complex<T>, N, Mem> z(a.distribution(), Label{"spmd::fft::complex_input"}, Init::none);
-    auto src = a.local_with_halo();
-    auto dst = z.local_with_halo();
-    using E = typename Mem::execution_space;
-    const T* s = src.data();
-    Kokkos::complex<T>* d = dst.data();
-    Kokkos::parallel_for(
-        "spmd::fft::as_complex", Kokkos::RangePolicy<E>(0, static_cast<index_t>(src.span())),
-        KOKKOS_LAMBDA(const index_t i) { d[i] = Kokkos::complex<T>(s[i], T(0)); });
-    return z;
-  }
+  else
+    return complex_copy(a);
 }
 /// {-2, -1}: the axes of fft2 and friends.
 inline std::vector<int> last_two() {

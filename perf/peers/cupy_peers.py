@@ -300,6 +300,25 @@ def krylov(n, reps, restart=30):
     return out
 
 
+def ffts(reps):
+    """cp.fft.fftn (complex128) and cp.fft.rfftn (float64) on side^3 cubes, cuFFT plans cached
+    by CuPy after the warm-up runs; a new output per call, as CuPy allocates it (from its pool)."""
+    import math
+
+    out = []
+    for side in (256, 512):
+        a = (cp.random.random((side,) * 3) + 1j * cp.random.random((side,) * 3)).astype(cp.complex128)
+        r = cp.random.random((side,) * 3)
+        t = device_time(lambda: cp.fft.fftn(a), reps)
+        tr = device_time(lambda: cp.fft.rfftn(r), reps)
+        n = float(side) ** 3
+        out.append({"side": side, "fftn_ms": t * 1e3, "fftn_gflops": 5 * n * math.log2(n) / t * 1e-9,
+                    "rfftn_ms": tr * 1e3, "rfftn_gflops": 2.5 * n * math.log2(n) / tr * 1e-9})
+        del a, r
+        cp.get_default_memory_pool().free_all_blocks()
+    return out
+
+
 def latency(reps):
     out = {}
     for n in (1000, 1 << 18):
@@ -319,7 +338,7 @@ def latency(reps):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--only", default="copy,stencil,stencil3d,reduce,cfd,cg,latency",
-                   help="also: gmres (not in the default set)")
+                   help="also: gmres, fft (not in the default set)")
     p.add_argument("--sizes", default="4096,8192,16384", help="stencil grid sides (n + 2)")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--json")
@@ -344,6 +363,8 @@ def main():
         report("cfd", cfd(4096, 10, 50, 3))
     if "cg" in only:
         report("cg", [cg(1024, a.repeat), cg(4096, 3)])
+    if "fft" in only:
+        report("fft", ffts(a.repeat))
     if "gmres" in only:
         report("gmres", [krylov(1024, a.repeat), krylov(2048, 3)])
     if "latency" in only:

@@ -8,7 +8,8 @@
 # this order): triad stencil knobs reduce cg sparse apps cupy; also solvers (issue 26's
 # methods and preconditioners), cgapps (the apps step's CG runs alone), cfd (the CFD app and
 # CuPy's run of the NumPy program, with the copy bandwidth), gmres (GMRES(30) and BiCGStab on
-# convdiff2d against cupyx's on the same matrix), profiles (Nsight Compute of the kernels behind the
+# convdiff2d against cupyx's on the same matrix), fft (bench_fft and CuPy's cp.fft, one GPU),
+# fftmulti (bench_fft at 1, 2, 4 ranks, one per GPU), profiles (Nsight Compute of the kernels behind the
 # targets not met: the CFD step, the in-place forms, the 3-D Laplacian, pipelined CG, the launch
 # floor; SPMD_PROFILES picks some, SPMD_NCU_SECTIONS the sections) and tests (test
 # programs at 1 and 2 ranks on GPU 0), named only. One rank, GPU 0. Each benchmark writes
@@ -89,6 +90,16 @@ for s in "${steps[@]}"; do
       app app_cfd cfd --nx 4096 --ny 4096 --steps 10 --nit 50
       app app_cfd_log_view cfd --nx 4096 --ny 4096 --steps 10 --nit 50 --spmd-log-view  # where a step goes
       run cupy_cfd python3 "$src/perf/peers/cupy_peers.py" --only copy,cfd --repeat 3 --json "$out/cupy_cfd.json" ;;
+    fft)  # (named only) issue 27: 3-D FFTs against cuFFT called directly and CuPy's cp.fft (one GPU)
+      bench fft bench_fft --benchmark_filter='/side:(256|512)/'
+      run cupy_fft python3 "$src/perf/peers/cupy_peers.py" --only copy,fft --repeat 5 --json "$out/cupy_fft.json" ;;
+    fftmulti)  # (named only) issue 27: bench_fft on every GPU of the machine (one rank per GPU)
+      ngpu=$(nvidia-smi -L | wc -l)
+      for np in 1 2 4; do
+        ((np <= ngpu)) || continue
+        CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((ngpu - 1))) run "fft_np$np" "$mpiexec" -n $np "$build/perf/bench_fft" "${R[@]}" \
+          --benchmark_out="$out/fft_np$np.json" --benchmark_filter='BM_(fftn_plan|fftn_transposed|rfftn_plan)/side:(256|512)/'
+      done ;;
     gmres)  # (named only) issue 26: ms per iteration against cupyx on the same convdiff2d matrix
       for n in 1024 2048; do
         app app_gmres_$n cg_solver --problem convdiff2d --peclet 100 --n $n --tol 1e-30 --method gmres \

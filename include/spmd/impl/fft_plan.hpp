@@ -101,15 +101,23 @@ std::vector<FftStageSpec<N>> fft_stages(FftKind kind, std::array<int, N> dims, I
       st.kind = FftKind::r2c;
       b = c;
     } else if (kind == FftKind::c2r) {
-      // the complex-to-real stage takes every pending axis when they are whole and contiguous
-      // below c (at most 3); until then the others are transformed complex to complex
+      // the complex-to-real stage takes every pending axis once they form a run ending at c (at
+      // most 3) that can be made whole (an axis outside the run takes the grid extents); until
+      // then the others are transformed complex to complex
       int lo = c;
-      while (lo - 1 >= 0 && pending(lo - 1) && whole(lo - 1) && c - lo + 1 < 3) --lo;
-      const bool all = whole(c) && static_cast<int>(pend.size()) == c - lo + 1;
-      if (all || pend.size() == 1) {
+      while (lo - 1 >= 0 && pending(lo - 1) && c - lo + 1 < 3) --lo;
+      bool run = static_cast<int>(pend.size()) == c - lo + 1;
+      bool outside = false;
+      for (int j = 0; j < N; ++j) outside = outside || !pending(j);
+      for (int a = lo; a <= c && run; ++a) run = whole(a) || outside;
+      if (run || pend.size() == 1) {
         st.kind = FftKind::c2r;
         b = c;
-        if (all) first = lo;
+        if (run) {
+          for (int a = lo; a <= c; ++a)
+            if (!whole(a)) move_factor(a, c);
+          first = lo;
+        }
       }
     }
     if (b < 0) {
@@ -202,6 +210,16 @@ class FftPlan {
     if (solo_) {
       solo_comm_ = comm_.split(comm_.rank() == 0 ? 0 : 1, comm_.rank());
       dims[0] = 1;
+    }
+    // A 3-D transform of all axes on P <= n0, n1 ranks runs on slabs whatever the input grid: the
+    // local groups are then the trailing axes 1, 2 and the leading axis 0 (one batched call each;
+    // pencils would transform axis 1 alone in the middle of the block). The same transposes.
+    if constexpr (N == 3) {
+      const int p = comm_.size();
+      if (!solo_ && p > 1 && axes_.size() == 3 && p <= src[0] && p <= src[1]) {
+        dims = {1, 1, 1};
+        dims[kind_ == FftKind::c2r ? 1 : 0] = p;
+      }
     }
     specs_ = fft_stages<N>(kind_, dims, src, real, axes_);
     const bool zero_halo = std::all_of(in.halo().begin(), in.halo().end(), [](int h) { return h == 0; });
