@@ -1,11 +1,13 @@
 // Distributed 3-D FFTs (spmd::fft) on side^3 arrays, against the local library called directly:
 //   BM_fftn_plan      complex<double> fftn through a Plan into a kept output (restored layout)
 //   BM_fftn_transposed  the same, output left transposed (one transpose fewer)
+//   BM_fftn_weak      BM_fftn_plan on (ranks * side) x side x side: side^3 points per rank
 //   BM_fftn_oneshot   spmd::fft::fftn(a): the cached plan plus a new output array per call
 //   BM_rfftn_plan     double -> complex<double> rfftn through a Plan
 //   BM_library_c2c    one rank only: FFTW (host) or cuFFT (CUDA) planned on the same arrays
 //                     (FFTW_ESTIMATE and the same thread count as spmd::fft), out of place
 // Counters: GFLOP/s by the usual 5 N log2 N model (2.5 N log2 N for rfftn), transposes per call,
+// local_ms / transpose_ms (Plan::execute_timed: the local FFTs and the data movements, fenced),
 // and the DC term checked against spmd::sum of the input. Sizes: 64, 128, 256 (CPU), 512 (GPU:
 // pick with --benchmark_filter). The NumPy and CuPy peers: perf/peers/numpy_fft.py,
 // perf/peers/cupy_peers.py --only fft.
@@ -13,7 +15,9 @@
 
 #include <spmd/config.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 #include <cstdint>
 
 #include "bench_main.hpp"
@@ -67,18 +71,37 @@ void check_dc(benchmark::State& state, const spmd::Array<T, 3>& out, const In& i
   spmd::perf::check_all(state, ok, "the DC term is not the sum of the input");
 }
 
-void run_plan(benchmark::State& state, spmd::fft::Output output) {
+/// The split of one execute (median of 3 fenced, timed runs): local FFTs and data movements, ms.
+template <class P, class O, class I>
+void split_counters(benchmark::State& state, const P& plan, const O& out, const I& in) {
+  std::vector<double> loc, mov;
+  for (int r = 0; r < 3; ++r) {
+    const auto t = plan.execute_timed(out, in);
+    loc.push_back(t.local);
+    mov.push_back(t.transpose);
+  }
+  std::sort(loc.begin(), loc.end());
+  std::sort(mov.begin(), mov.end());
+  state.counters["local_ms"] = 1e3 * loc[1];
+  state.counters["transpose_ms"] = 1e3 * mov[1];
+}
+
+/// side^3 (strong), or (ranks * side) x side x side (weak: side^3 per rank).
+void run_plan(benchmark::State& state, spmd::fft::Output output, bool weak = false) {
   const spmd::index_t side = state.range(0);
-  const auto a = spmd::fromfunction<Z>(spmd::perf::world(), {side, side, side}, ComplexField{});
+  const spmd::index_t n0 = weak ? side * spmd::perf::world().size() : side;
+  const auto a = spmd::fromfunction<Z>(spmd::perf::world(), {n0, side, side}, ComplexField{});
   spmd::fft::Plan<Z, Z, 3> plan(a.distribution(), spmd::fft::Direction::forward, {}, {}, spmd::fft::Norm::backward,
                                 output);
   auto out = plan.make_output();
   spmd::perf::ManualTimer timer(state);
   for (auto _ : state) timer([&] { plan.execute(out, a); });
   check_dc(state, out, a);
-  state.counters["GFLOP/s"] = timer.rate(flops(side, 5.0));
+  const double n = static_cast<double>(n0) * static_cast<double>(side) * static_cast<double>(side);
+  state.counters["GFLOP/s"] = timer.rate(5.0 * n * std::log2(n));
   state.counters["transposes"] = plan.num_transposes();
   state.counters["stages"] = plan.num_stages();
+  split_counters(state, plan, out, a);
 }
 
 void BM_fftn_plan(benchmark::State& state) {
@@ -86,6 +109,9 @@ void BM_fftn_plan(benchmark::State& state) {
 }
 void BM_fftn_transposed(benchmark::State& state) {
   run_plan(state, spmd::fft::Output::transposed);
+}
+void BM_fftn_weak(benchmark::State& state) {
+  run_plan(state, spmd::fft::Output::restored, true);
 }
 
 void BM_fftn_oneshot(benchmark::State& state) {
@@ -111,6 +137,7 @@ void BM_rfftn_plan(benchmark::State& state) {
   check_dc(state, out, r);
   state.counters["GFLOP/s"] = timer.rate(flops(side, 2.5));
   state.counters["transposes"] = plan.num_transposes();
+  split_counters(state, plan, out, r);
 }
 
 void BM_library_c2c(benchmark::State& state) {
@@ -163,6 +190,7 @@ void sizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_fftn_plan)->Apply(sizes);
 BENCHMARK(BM_fftn_transposed)->Apply(sizes);
+BENCHMARK(BM_fftn_weak)->Apply(sizes);
 BENCHMARK(BM_fftn_oneshot)->Apply(sizes);
 BENCHMARK(BM_rfftn_plan)->Apply(sizes);
 BENCHMARK(BM_library_c2c)->Apply(sizes);

@@ -56,7 +56,7 @@ elif [[ $rc != 0 ]]; then
 fi
 # With the prefix given, setup.sh installs the packages but skips its Kokkos 3.4.1 bootstrap.
 CMAKE_PREFIX_PATH="$k46${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}" spmd_setup
-subset=(${SPMD_SANITIZE_TESTS:-core array slice halo reduce redistribute backends sparse krylov preconditioners io errors})
+subset=(${SPMD_SANITIZE_TESTS:-core array slice halo reduce redistribute backends sparse krylov preconditioners io errors fft})
 selection=(-LE 'package|soak')
 if [[ "${SPMD_SANITIZE_ALL:-0}" != 1 ]]; then
   export SPMD_BUILD_TARGETS="spmdarray ${subset[*]/#/test_}"

@@ -23,13 +23,6 @@ namespace spmd::impl {
 
 namespace {
 
-/// Row-major strides of a block (in elements).
-std::vector<index_t> strides_of(const std::vector<index_t>& ext) {
-  std::vector<index_t> s(ext.size(), 1);
-  for (int d = static_cast<int>(ext.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * ext[d + 1];
-  return s;
-}
-
 index_t product(const std::vector<index_t>& v, int lo, int hi) {
   index_t p = 1;
   for (int d = lo; d < hi; ++d) p *= v[d];
@@ -49,6 +42,12 @@ std::string describe(const LocalFftSpec& s) {
 
 #if SPMD_HAVE_FFTW
 namespace {
+/// Row-major strides of a block (in elements).
+std::vector<index_t> strides_of(const std::vector<index_t>& ext) {
+  std::vector<index_t> s(ext.size(), 1);
+  for (int d = static_cast<int>(ext.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * ext[d + 1];
+  return s;
+}
 /// FFTW's planner is not thread-safe and its threads need one initialisation: both under one lock.
 std::mutex& fftw_lock() {
   static std::mutex m;

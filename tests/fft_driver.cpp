@@ -23,8 +23,7 @@ using spmd::index_t;
 
 template <class T>
 struct Input {
-  spmd::Index<3> shape{};
-  int n = 1;
+  index_t n1 = 1, n2 = 1;  // the extents of axes 1 and 2 (plain members: device code)
   KOKKOS_INLINE_FUNCTION T at(index_t f) const {
     const double x = static_cast<double>(f);
     const double re = spmd::math::sin(0.37 * x) + 0.25 * spmd::math::cos(1.3 * x);
@@ -37,10 +36,8 @@ struct Input {
     }
   }
   KOKKOS_INLINE_FUNCTION T operator()(index_t i) const { return at(i); }
-  KOKKOS_INLINE_FUNCTION T operator()(index_t i, index_t j) const { return at(i * shape[1] + j); }
-  KOKKOS_INLINE_FUNCTION T operator()(index_t i, index_t j, index_t k) const {
-    return at((i * shape[1] + j) * shape[2] + k);
-  }
+  KOKKOS_INLINE_FUNCTION T operator()(index_t i, index_t j) const { return at(i * n1 + j); }
+  KOKKOS_INLINE_FUNCTION T operator()(index_t i, index_t j, index_t k) const { return at((i * n1 + j) * n2 + k); }
 };
 
 std::vector<long long> parse_list(const std::string& s) {
@@ -84,7 +81,8 @@ spmd::Array<T, N> input(const spmd::Comm& comm, const std::vector<long long>& sh
   spmd::Index<N> s{};
   Input<T> f;
   for (int d = 0; d < N; ++d) s[d] = shape[d];
-  for (int d = 0; d < N && d < 3; ++d) f.shape[d] = s[d];
+  if (N >= 2) f.n1 = s[1];
+  if (N >= 3) f.n2 = s[2];
   return spmd::fromfunction<T>(comm, s, f, spmd::halo(1));
 }
 

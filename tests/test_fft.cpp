@@ -156,6 +156,8 @@ void expect_close(const Host& got, const Host& want, double tol, const std::stri
   ASSERT_EQ(got.shape, want.shape) << what;
   double mx = 0;
   for (const auto& w : want.v) mx = std::max(mx, std::abs(w));
+  // every reference here is nonzero: a zero one means the input never reached the test
+  spmd::testing::expect_all(mx > 0, (what + ": the reference is all zero").c_str());
   int bad = 0;
   for (std::size_t k = 0; k < want.v.size() && bad < 4; ++k)
     if (std::abs(got.v[k] - want.v[k]) > tol * (mx + 1)) {

@@ -61,6 +61,20 @@ class Plan {
   void execute(const Array<Out, N, Mem>& out, const Array<In, N, Mem>& in) const {
     execute(execution_space(), out, in);
   }
+  /// Where an execute's time goes (seconds, the slowest rank's): the local transforms (with the
+  /// scaling) and the data movements between distributions.
+  struct Times {
+    double local = 0;      ///< local FFTs (FFTW / cuFFT) and the norm's scaling
+    double transpose = 0;  ///< copy in, transposes and restore (the communication engine)
+  };
+  /// execute() with every phase fenced and timed (slower: for analysis, as bench_fft's split).
+  /// Collective.
+  Times execute_timed(const Array<Out, N, Mem>& out, const Array<In, N, Mem>& in) const {
+    impl::FftTimes t;
+    p_->execute(execution_space(), out, in, &t);
+    const auto& comm = input_distribution().comm();
+    return Times{comm.allreduce(t.local, Op::max), comm.allreduce(t.moves, Op::max)};
+  }
   /// A new array holding the transform of in. Collective.
   Array<Out, N, Mem> operator()(const Array<In, N, Mem>& in) const {
     auto out = make_output();

@@ -92,13 +92,16 @@ for s in "${steps[@]}"; do
       run cupy_cfd python3 "$src/perf/peers/cupy_peers.py" --only copy,cfd --repeat 3 --json "$out/cupy_cfd.json" ;;
     fft)  # (named only) issue 27: 3-D FFTs against cuFFT called directly and CuPy's cp.fft (one GPU)
       bench fft bench_fft --benchmark_filter='/side:(256|512)/'
+      SPMD_SHARE_GPUS=1 run fft_numpy python3 "$src/tests/fft_numpy.py" "$mpiexec" "$build/tests/fft_driver" \
+        "$out/fft-numpy" 1,2 --table "--preflags=-x SPMD_SHARE_GPUS"
+      say "fft_numpy: $(tail -1 "$out/fft_numpy.log")"
       run cupy_fft python3 "$src/perf/peers/cupy_peers.py" --only copy,fft --repeat 5 --json "$out/cupy_fft.json" ;;
     fftmulti)  # (named only) issue 27: bench_fft on every GPU of the machine (one rank per GPU)
       ngpu=$(nvidia-smi -L | wc -l)
       for np in 1 2 4; do
         ((np <= ngpu)) || continue
         CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((ngpu - 1))) run "fft_np$np" "$mpiexec" -n $np "$build/perf/bench_fft" "${R[@]}" \
-          --benchmark_out="$out/fft_np$np.json" --benchmark_filter='BM_(fftn_plan|fftn_transposed|rfftn_plan)/side:(256|512)/'
+          --benchmark_out="$out/fft_np$np.json" --benchmark_filter='BM_(fftn_plan|fftn_transposed|fftn_weak|rfftn_plan)/side:(256|512)/'
       done ;;
     gmres)  # (named only) issue 26: ms per iteration against cupyx on the same convdiff2d matrix
       for n in 1024 2048; do

@@ -82,12 +82,12 @@ fi
 
 # -- the libraries the GPU image lacks --------------------------------------------------------------
 # Every shared library the binaries need, except those the image surely has: glibc and the GCC
-# runtime (g++ 13 there: newer), the CUDA driver and toolkit (CUDA 13.0 there), NCCL (2.28 there),
+# runtime (g++ 13 there: newer), the CUDA driver and toolkit (CUDA 13.0 there, cuFFT included), NCCL (2.28 there),
 # Open MPI 4.1 and what it needs (the MPI family we build against). Of the rest, Debian's own names
 # (libhdf5_openmpi, libbenchmark.so.1debian) are always carried and used; the others go to
 # lib-fallback, used on the GPU machine only for the libraries it lacks (e.g. libcurl's, libsz).
 system_re='^(linux-vdso|ld-linux|libc|libm|libdl|librt|libpthread|libutil|libresolv|libstdc\+\+|libgcc_s|libgomp|libatomic)\.so'
-device_re='^(libcuda|libcudart|libcublas|libcublasLt|libcusparse|libnvJitLink|libnccl|libmpi|libopen-rte|libopen-pal|libhwloc|libevent|libevent_core|libevent_pthreads|libpmix|libfabric|libucx|libucp|libucs|libuct|libibverbs|librdmacm|libnl-3|libnl-route-3|libpsm2|libpsm_infinipath|libmunge|libudev|libz)\.so'
+device_re='^(libcuda|libcudart|libcublas|libcublasLt|libcusparse|libcufft|libnvJitLink|libnccl|libmpi|libopen-rte|libopen-pal|libhwloc|libevent|libevent_core|libevent_pthreads|libpmix|libfabric|libucx|libucp|libucs|libuct|libibverbs|librdmacm|libnl-3|libnl-route-3|libpsm2|libpsm_infinipath|libmunge|libudev|libz)\.so'
 rm -rf "$dev/lib" "$dev/lib-fallback"
 mkdir -p "$dev/lib" "$dev/lib-fallback"
 mapfile -t elves < <(find "$build" "$dev/kokkos/lib" -type f \( -perm -u+x -o -name '*.so*' \) \

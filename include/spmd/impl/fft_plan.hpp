@@ -57,6 +57,12 @@ enum class Direction { forward, backward };
 
 namespace spmd::impl {
 
+/// Seconds spent by one rank in the local transforms (and the scaling) and in the data
+/// movements (copy in, transposes, restore) of timed executes.
+struct FftTimes {
+  double local = 0, moves = 0;
+};
+
 /// One stage's shape and grid: a local transform of kind `kind` over axes [first, last].
 template <int N>
 struct FftStageSpec {
@@ -272,7 +278,9 @@ class FftPlan {
     return d;
   }
 
-  void execute(const execution_space& exec, const out_array& out, const in_array& in) const {
+  /// out = transform(in) on exec. With `times` (local and data-movement seconds, this rank),
+  /// every phase is fenced and timed. Collective.
+  void execute(const execution_space& exec, const out_array& out, const in_array& in, FftTimes* times = nullptr) const {
     const Region region("spmd::fft::execute");
     if (in.distribution() != in_dist_)
       throw Error::replicated(str(fn_, ": the input array '", in.label(), "' has distribution (",
@@ -288,6 +296,16 @@ class FftPlan {
     const auto sync = [&] {
       if (device_ == FftDevice::host) exec.fence();
     };
+    // phase(t, f): run f; when timing, fenced and added to t
+    Kokkos::Timer timer;
+    const auto phase = [&](double FftTimes::*t, const auto& f) {
+      if (times) exec.fence(), timer.reset();
+      f();
+      if (times) exec.fence(), times->*t += timer.seconds();
+    };
+    const auto local = [&](const std::unique_ptr<LocalFft>& fft, void* i, void* o) {
+      if (fft) phase(&FftTimes::local, [&] { sync(), fft->execute(i, o, stream); });
+    };
     const Array<C, N, Mem>* cur = nullptr;   // the complex data after the latest stage
     const Array<R, N, Mem>* rres = nullptr;  // the real result (c2r)
     for (std::size_t i = 0; i < stages_.size(); ++i) {
@@ -299,19 +317,19 @@ class FftPlan {
           src = data(in);
         } else {
           if (padded_ && !in_buf_.is_null()) Kokkos::deep_copy(exec, in_buf_.local_with_halo(), In(0));
-          copy_in_->apply(exec, in_buf_, in);
+          phase(&FftTimes::moves, [&] { copy_in_->apply(exec, in_buf_, in); });
           src = data(in_buf_);
         }
         if (st.spec_kind == FftKind::c2r) {
           const Array<R, N, Mem>* dst = (last && direct_out_) ? out_real(out) : &st.rout;
-          if (st.fft) sync(), st.fft->execute(src, data(*dst), stream);
+          local(st.fft, src, data(*dst));
           rres = dst;
         } else if (st.in_place) {  // c2c on the copied-in buffer
-          if (st.fft) sync(), st.fft->execute(src, src, stream);
+          local(st.fft, src, src);
           cur = in_complex(in_buf_);
         } else {  // c2c from the user's array, or r2c
           const Array<C, N, Mem>* dst = (last && direct_out_) ? out_complex(out) : &st.cout;
-          if (st.fft) sync(), st.fft->execute(src, data(*dst), stream);
+          local(st.fft, src, data(*dst));
           cur = dst;
         }
         continue;
@@ -320,25 +338,25 @@ class FftPlan {
       if (st.transpose) {
         const Array<C, N, Mem>* target =
             (last && direct_out_ && st.spec_kind == FftKind::c2c) ? out_complex(out) : &st.cin;
-        st.transpose->apply(exec, *target, *cur);
+        phase(&FftTimes::moves, [&] { st.transpose->apply(exec, *target, *cur); });
         input = target;
       }
       if (st.spec_kind == FftKind::c2r) {
         const Array<R, N, Mem>* dst = (last && direct_out_) ? out_real(out) : &st.rout;
-        if (st.fft) sync(), st.fft->execute(data(*input), data(*dst), stream);
+        local(st.fft, data(*input), data(*dst));
         rres = dst;
       } else {
-        if (st.fft) sync(), st.fft->execute(data(*input), data(*input), stream);
+        local(st.fft, data(*input), data(*input));
         cur = input;
       }
     }
     // scale (once, on the contiguous result), then move it to the output distribution
     if constexpr (is_complex_v<Out>) {
-      fft_scale(exec, *cur, scale_);
-      if (cur != out_complex(out)) restore_plan_->apply(exec, out, *cur);
+      phase(&FftTimes::local, [&] { fft_scale(exec, *cur, scale_); });
+      if (cur != out_complex(out)) phase(&FftTimes::moves, [&] { restore_plan_->apply(exec, out, *cur); });
     } else {
-      fft_scale(exec, *rres, scale_);
-      if (rres != out_real(out)) restore_plan_->apply(exec, out, *rres);
+      phase(&FftTimes::local, [&] { fft_scale(exec, *rres, scale_); });
+      if (rres != out_real(out)) phase(&FftTimes::moves, [&] { restore_plan_->apply(exec, out, *rres); });
     }
   }
 
