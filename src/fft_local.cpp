@@ -4,6 +4,7 @@
 
 #include <spmd/config.hpp>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
@@ -134,29 +135,64 @@ struct FftwPlans {
     std::lock_guard<std::mutex> lock(fftw_lock());
     for (auto& kv : plans) F::destroy(kv.second);
   }
+  typename F::plan make(const LocalFftSpec& s, void* in, void* out, unsigned flags) const {
+    const auto is = strides_of(s.in_ext), os = strides_of(s.out_ext);
+    std::vector<typename F::iodim> dims, hdims;
+    for (int a = s.first; a <= s.last; ++a)
+      dims.push_back({static_cast<std::ptrdiff_t>(s.n[a - s.first]), static_cast<std::ptrdiff_t>(is[a]),
+                      static_cast<std::ptrdiff_t>(os[a])});
+    for (int a = 0; a < static_cast<int>(s.in_ext.size()); ++a)
+      if ((a < s.first || a > s.last) && s.in_ext[a] != 1)
+        hdims.push_back({static_cast<std::ptrdiff_t>(s.in_ext[a]), static_cast<std::ptrdiff_t>(is[a]),
+                         static_cast<std::ptrdiff_t>(os[a])});
+    typename F::plan p = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(fftw_lock());
+      fftw_threads_once(s.threads);
+      p = F::make(s, static_cast<int>(dims.size()), dims.data(), static_cast<int>(hdims.size()), hdims.data(), in, out,
+                  flags | (s.kind == FftKind::c2r ? FFTW_DESTROY_INPUT : 0u));
+    }
+    if (!p) throw Error(str("spmd::fft: FFTW could not plan the local transform (", describe(s), ")"));
+    return p;
+  }
+  /// FFTW_MEASURE: times candidate algorithms on scratch blocks (it overwrites what it plans on,
+  /// so never the caller's arrays), for the alignment FFTW's own allocations have; executes on
+  /// other alignments plan with FFTW_ESTIMATE as they come.
+  void measure(const LocalFftSpec& s) {
+    const std::size_t real = Single ? sizeof(float) : sizeof(double);
+    std::size_t in_bytes = real * (s.kind == FftKind::r2c ? 1 : 2), out_bytes = real * (s.kind == FftKind::c2r ? 1 : 2);
+    for (auto e : s.in_ext) in_bytes *= static_cast<std::size_t>(e);
+    for (auto e : s.out_ext) out_bytes *= static_cast<std::size_t>(e);
+    void* in = fftw_malloc(s.in_place ? std::max(in_bytes, out_bytes) : in_bytes);
+    void* out = s.in_place ? in : fftw_malloc(out_bytes);
+    if (!in || !out) {
+      fftw_free(in);
+      if (out != in) fftw_free(out);
+      throw Error(str("spmd::fft: no memory for FFTW_MEASURE's scratch blocks (", describe(s), ")"));
+    }
+    try {
+      const auto key = std::make_pair(F::alignment_of(in), F::alignment_of(out));
+      auto p = make(s, in, out, FFTW_MEASURE);
+      auto it = plans.find(key);
+      if (it != plans.end()) {
+        std::lock_guard<std::mutex> lock(fftw_lock());
+        F::destroy(it->second);
+        it->second = p;
+      } else {
+        plans.emplace(key, p);
+      }
+    } catch (...) {
+      fftw_free(in);
+      if (out != in) fftw_free(out);
+      throw;
+    }
+    fftw_free(in);
+    if (out != in) fftw_free(out);
+  }
   void execute(const LocalFftSpec& s, void* in, void* out) {
     const auto key = std::make_pair(F::alignment_of(in), F::alignment_of(out));
     auto it = plans.find(key);
-    if (it == plans.end()) {
-      const auto is = strides_of(s.in_ext), os = strides_of(s.out_ext);
-      std::vector<typename F::iodim> dims, hdims;
-      for (int a = s.first; a <= s.last; ++a)
-        dims.push_back({static_cast<std::ptrdiff_t>(s.n[a - s.first]), static_cast<std::ptrdiff_t>(is[a]),
-                        static_cast<std::ptrdiff_t>(os[a])});
-      for (int a = 0; a < static_cast<int>(s.in_ext.size()); ++a)
-        if ((a < s.first || a > s.last) && s.in_ext[a] != 1)
-          hdims.push_back({static_cast<std::ptrdiff_t>(s.in_ext[a]), static_cast<std::ptrdiff_t>(is[a]),
-                           static_cast<std::ptrdiff_t>(os[a])});
-      typename F::plan p = nullptr;
-      {
-        std::lock_guard<std::mutex> lock(fftw_lock());
-        fftw_threads_once(s.threads);
-        p = F::make(s, static_cast<int>(dims.size()), dims.data(), static_cast<int>(hdims.size()), hdims.data(), in,
-                    out, FFTW_ESTIMATE | (s.kind == FftKind::c2r ? FFTW_DESTROY_INPUT : 0u));
-      }
-      if (!p) throw Error(str("spmd::fft: FFTW could not plan the local transform (", describe(s), ")"));
-      it = plans.emplace(key, p).first;
-    }
+    if (it == plans.end()) it = plans.emplace(key, make(s, in, out, FFTW_ESTIMATE)).first;
     F::run(s, it->second, in, out);
   }
 };
@@ -293,6 +329,16 @@ LocalFft::LocalFft(const LocalFftSpec& spec) : p_(std::make_unique<Impl>()) {
 }
 
 LocalFft::~LocalFft() = default;
+
+void LocalFft::measure() {
+  if (p_->empty || p_->spec.device != FftDevice::host) return;  // cuFFT chooses its algorithm itself
+#if SPMD_HAVE_FFTW
+  if (p_->spec.single)
+    p_->fftw_f->measure(p_->spec);
+  else
+    p_->fftw_d->measure(p_->spec);
+#endif
+}
 
 void LocalFft::execute(void* in, void* out, void* stream) const {
   if (p_->empty) return;

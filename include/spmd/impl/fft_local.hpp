@@ -45,6 +45,9 @@ class LocalFft {
   ~LocalFft();
   LocalFft(const LocalFft&) = delete;
   LocalFft& operator=(const LocalFft&) = delete;
+  /// Plan again with FFTW_MEASURE (host; on scratch blocks, seconds for large blocks: FFTW
+  /// times its candidate algorithms); a no-op on CUDA. Local.
+  void measure();
   /// Transform in into out (in == out when planned in place); `stream` is the cudaStream_t of
   /// the execution space instance on CUDA, ignored on the host. Asynchronous on CUDA. Local.
   void execute(void* in, void* out, void* stream) const;
