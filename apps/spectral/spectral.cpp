@@ -2,7 +2,7 @@
 // [0, 2 pi)^2, pseudo-spectral (issue 27), on spmd::fft's distributed transforms.
 //
 //   mpirun -n P ./spectral [--n N] [--steps S] [--dt DT | --cfl C] [--nu NU] [--init taylor-green|random]
-//                          [--viscous integrating-factor|explicit] [--tg-k K] [--seed S] [--band KMIN,KMAX]
+//                          [--viscous integrating-factor|explicit] [--tg-k K] [--seed S] [--kmin KMIN] [--kmax KMAX]
 //                          [--amplitude A] [--check-error E] [--grid PY,PX] [--save FILE.h5]
 //                          [--monitor K] [--json FILE] [--quiet] [--resources]
 //                          [--checkpoint-every K --checkpoint PREFIX] [--restart FILE|latest]
@@ -33,7 +33,7 @@
 //     K = --tg-k. The nonlinear term vanishes identically, so w(t) = w(0) exp(-2 nu K^2 t): the
 //     app reports the max error against it and the decay rate measured from the enstrophy.
 //   --init random: r = spmd::random::uniform (seed --seed, stream 0: the same numbers at any rank
-//     count and process grid), w_hat = rfft2(r) on the band KMIN <= |k| <= KMAX (--band), scaled
+//     count and process grid), w_hat = rfft2(r) on the band KMIN <= |k| <= KMAX (--kmin, --kmax), scaled
 //     so that the rms vorticity is --amplitude.
 //
 // Energy E = 1/2 <u^2 + v^2> and enstrophy Z = 1/2 <w^2> (means over the grid) are computed from
@@ -51,6 +51,7 @@
 #include "report.hpp"
 
 #include <climits>
+#include <cstdlib>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -194,17 +195,32 @@ struct Solver {
     }
   }
 
-  /// The grid mean of |y|^2 over the physical field whose half spectrum is y, times `scale`
-  /// (Parseval: sum_x |w|^2 = sum_k |w_hat|^2 / n^2, with the weights of the half spectrum).
-  /// Collective.
+  /// The grid mean of filter |w|^2 over the physical field w whose half spectrum is y (Parseval:
+  /// sum_x |w|^2 = sum_k |w_hat|^2 / n^2, the columns 1..n/2-1 of the half spectrum counted
+  /// twice), summed exactly (spmd::reproducible: the same bits at every rank count, so that the
+  /// random initial field, scaled by it, is too). Collective.
   template <class Filter>
   double mean_square(const Cplx& y, const Filter& filter) const {
     const double n2 = static_cast<double>(n) * static_cast<double>(n);
-    return spmd::sum(k.weight * filter * (spmd::real(y) * spmd::real(y) + spmd::imag(y) * spmd::imag(y))) / (n2 * n2);
+    return spmd::sum(spmd::reproducible,
+                     k.weight * filter * (spmd::real(y) * spmd::real(y) + spmd::imag(y) * spmd::imag(y))) /
+           (n2 * n2);
   }
   double enstrophy() const { return 0.5 * mean_square(w, 1.0); }
   double energy() const { return 0.5 * mean_square(w, k.k2inv); }
 };
+
+/// Why the options that must agree with --n do not ("" when they do). Local.
+std::string problem_check(index_t n, const std::string& init, int tg_k, int kmin, int kmax) {
+  using spmd::apps::format;
+  const auto nn = static_cast<long long>(n);
+  if (n % 2 != 0) return format("--n %lld: the grid must have an even number of points per axis", nn);
+  if (init == "taylor-green" && 3 * static_cast<index_t>(tg_k) >= n)
+    return format("--tg-k %d: the Taylor-Green mode must survive the 2/3 rule (3 K < n = %lld)", tg_k, nn);
+  if (init == "random" && (kmin > kmax || 3 * static_cast<index_t>(kmax) >= n))
+    return format("--kmin %d --kmax %d: the random field needs KMIN <= KMAX and 3 KMAX < n = %lld", kmin, kmax, nn);
+  return {};
+}
 
 }  // namespace
 
@@ -223,9 +239,16 @@ int main(int argc, char** argv) {
   double dt_opt = 0.0, cfl = 0.5, nu = 1e-3, amplitude = 1.0, check_error = -1.0;
   std::int64_t seed = 1;
   std::string init = "taylor-green", viscous = "integrating-factor", save_path;
-  std::vector<int> band{1, 6}, grid;
+  int kmin = 1, kmax = 6;
+  std::vector<int> grid;
   CLI::App& cli = app.cli();
-  cli.add_option("--n", n, "grid points per axis (even)")->check(in_range(8, 1 << 24));
+  cli.add_option("--n", n, "grid points per axis (even)")
+      ->check(in_range(8, 1 << 24))
+      ->check(spmd::apps::validator(
+          [](const std::string& s) -> std::string {
+            return std::strtoll(s.c_str(), nullptr, 10) % 2 == 0 ? "" : "value " + s + " is odd (n must be even)";
+          },
+          "even", "EVEN"));
   cli.add_option("--steps", steps, "time steps, counted from the start of the run (also when restarting)")
       ->check(in_range(0, INT_MAX));
   cli.add_option("--dt", dt_opt, "time step (0: --cfl times dx / max(|u| + |v|) of the initial field)")
@@ -239,8 +262,10 @@ int main(int argc, char** argv) {
       ->check(spmd::apps::one_of({"integrating-factor", "explicit"}));
   cli.add_option("--tg-k", tg_k, "Taylor-Green wavenumber K (3 K < n)")->check(in_range(1, 1 << 22));
   cli.add_option("--seed", seed, "random initial field: the seed")->check(in_range(0, 4.6e18));
-  spmd::apps::add_list(cli, "--band", band, {"KMIN", "KMAX"},
-                       "random initial field: the wavenumbers KMIN <= |k| <= KMAX (3 KMAX < n)", in_range(1, 1 << 22));
+  cli.add_option("--kmin", kmin, "random initial field: the smallest wavenumber |k| it holds")
+      ->check(in_range(1, 1 << 22));
+  cli.add_option("--kmax", kmax, "random initial field: the largest wavenumber |k| it holds (3 KMAX < n)")
+      ->check(in_range(1, 1 << 22));
   cli.add_option("--amplitude", amplitude, "random initial field: its rms vorticity")
       ->check(spmd::apps::positive())
       ->check(in_range(0, 1e12));
@@ -252,6 +277,11 @@ int main(int argc, char** argv) {
   cli.add_option("--save", save_path, "write the final vorticity w and w_hat to this HDF5 file (HDF5 builds)")
       ->check(spmd::apps::non_empty());
   app.add_monitor(10, "steps");
+  // Options that must agree with --n: a usage error (64) on the command line. (Values a restart
+  // takes from a checkpoint are checked again in the body.)
+  cli.callback([&] {
+    if (const std::string why = problem_check(n, init, tg_k, kmin, kmax); !why.empty()) throw CLI::ValidationError(why);
+  });
   spmd::apps::CheckpointOptions ckpt("spectral");
   ckpt.add_to(cli);
 
@@ -269,19 +299,13 @@ int main(int argc, char** argv) {
     record.option("--tg-k", tg_k);
     record.option("--seed", seed);
     record.option("--amplitude", amplitude);
+    record.option("--kmin", kmin);
+    record.option("--kmax", kmax);
     const spmd::apps::Start start = ckpt.start(comm, app, record, "--steps", steps);
     const bool tg = init == "taylor-green";
-    // What the command line alone cannot check (the options' validators ran already).
-    if (n % 2 != 0)
-      throw spmd::Error::replicated(
-          format("--n %lld: the grid must have an even number of points per axis", static_cast<long long>(n)));
-    if (tg && 3 * static_cast<index_t>(tg_k) >= n)
-      throw spmd::Error::replicated(
-          format("--tg-k %d: the Taylor-Green mode must survive the 2/3 rule (3 K < n = %lld)", tg_k,
-                 static_cast<long long>(n)));
-    if (!tg && (band[0] > band[1] || 3 * static_cast<index_t>(band[1]) >= n))
-      throw spmd::Error::replicated(format("--band %d,%d: needs KMIN <= KMAX and 3 KMAX < n = %lld", band[0], band[1],
-                                           static_cast<long long>(n)));
+    // Again with the values a restart took from its checkpoint.
+    if (const std::string why = problem_check(n, init, tg_k, kmin, kmax); !why.empty())
+      throw spmd::Error::replicated("restart: " + why);
 
     spmd::apps::check_grid(comm, "--grid", grid);
     const spmd::Distribution<2> dist(comm, {n, n}, spmd::ProcessGrid{grid});
@@ -320,12 +344,12 @@ int main(int argc, char** argv) {
     } else {
       spmd::random::uniform(s.u, spmd::random::Generator{static_cast<std::uint64_t>(seed)});
       s.r2c.execute(s.w, s.u);
-      const double k2lo = double(band[0]) * band[0], k2hi = double(band[1]) * band[1];
+      const double k2lo = double(kmin) * kmin, k2hi = double(kmax) * kmax;
       const auto k2 = s.k.kx * s.k.kx + s.k.ky * s.k.ky;
       spmd::assign(s.w, spmd::where(k2 >= k2lo && k2 <= k2hi, 1.0, 0.0) * s.w, spmd::label("spectral::band"));
       const double rms = std::sqrt(s.mean_square(s.w, 1.0));
       if (!(rms > 0))
-        throw spmd::Error::replicated(format("--band %d,%d holds no mode of the %lld x %lld grid", band[0], band[1],
+        throw spmd::Error::replicated(format("--kmin %d --kmax %d: no mode of the %lld x %lld grid", kmin, kmax,
                                              static_cast<long long>(n), static_cast<long long>(n)));
       spmd::assign(s.w, (amplitude / rms) * s.w, spmd::label("spectral::scale"));
     }
@@ -347,7 +371,7 @@ int main(int argc, char** argv) {
     }
     s.dt = dt;
     // The viscous stability limit of explicit RK4 over the kept modes.
-    const double kmax = std::floor(static_cast<double>(n - 1) / 3.0), k2max = 2 * kmax * kmax;
+    const double kept = std::floor(static_cast<double>(n - 1) / 3.0), k2max = 2 * kept * kept;
     if (s.explicit_viscous && nu * k2max * dt > rk4_real_limit)
       throw spmd::Error::replicated(
           format("--viscous explicit: dt %.6g exceeds the viscous stability limit %.6g of RK4 (nu k2max dt <= %.4g, "
@@ -420,7 +444,8 @@ int main(int argc, char** argv) {
                            {"viscous", viscous},
                            {"tg_k", tg_k},
                            {"seed", seed},
-                           {"band", band},
+                           {"kmin", kmin},
+                           {"kmax", kmax},
                            {"amplitude", amplitude},
                            {"plans", s.r2c.describe() + " ; " + s.c2r.describe()}};
     report.j["distribution"] = dist.describe();
