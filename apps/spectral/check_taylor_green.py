@@ -79,7 +79,8 @@ for np_ in [p for p in (1, 2) if p <= maxranks]:
     # --check-error: passes above the error, fails (exit 3, outcome check_failed) below it.
     want = predicted(0.1, 20)
     run(np_, "check-pass", 0.1, 20, "explicit", ["--check-error", repr(1.01 * want + e_round(20))])
-    r = run(np_, "check-fail", 0.1, 20, "explicit", ["--check-error", repr(want / 10)], expect=apptest.EXIT["check_failed"])
+    r = run(np_, "check-fail", 0.1, 20, "explicit", ["--check-error", repr(want / 10)],
+            expect=apptest.EXIT["check_failed"])
     if r["exit"]["outcome"] != "check_failed" or "exceeds --check-error" not in r["_output"]:
         sys.exit(f"FAIL: np{np_}: --check-error below the error: {r['exit']}")
 print("spectral taylor-green: all checks passed")
