@@ -375,8 +375,7 @@ int main(int argc, char** argv) {
     if (s.explicit_viscous && nu * k2max * dt > rk4_real_limit)
       throw spmd::Error::replicated(
           format("--viscous explicit: dt %.6g exceeds the viscous stability limit %.6g of RK4 (nu k2max dt <= %.4g, "
-                 "k2max %g); "
-                 "use a smaller --dt or --viscous integrating-factor",
+                 "k2max %g the largest |k|^2 the 2/3 rule keeps); use a smaller --dt or --viscous integrating-factor",
                  dt, rk4_real_limit / (nu * k2max), rk4_real_limit, k2max));
     spmd::assign(s.E, spmd::exp(-dt * s.k.lin), spmd::label("spectral::E"));
     spmd::assign(s.E2, spmd::exp(-(dt / 2) * s.k.lin), spmd::label("spectral::E2"));
