@@ -13,6 +13,8 @@ factor and explicitly.
   by a modest factor: the differences measured are about 1e-14 (printed below). 1e-10 leaves four
   orders of magnitude, and an error in the scheme (a wrong sign, mask, stage weight, wavenumber)
   changes the fields at the 1e-3 level or more.
+- --spmd-log-view prints one profile in which the transforms are counted as the scheme makes
+  them (20 per step: the two Plans, executed);
 - the final state is the same bit for bit at every rank count and process grid (crc32 of w_hat and
   of w): the transforms of one length do the same arithmetic on every rank, and the only
   reduction that feeds the state (the random field's rms) is exact (spmd::reproducible).
@@ -20,6 +22,7 @@ factor and explicitly.
 usage: check_spectral.py MPIEXEC SPECTRAL_EXE WORKDIR MAXRANKS [HDF5]
 """
 import os
+import re
 import sys
 
 import numpy as np
@@ -89,4 +92,15 @@ check_case("random-if", {"--n": 48, "--steps": 10, "--init": "random", "--nu": 0
 check_case("random-explicit", {"--n": 32, "--steps": 8, "--init": "random", "--viscous": "explicit", "--nu": 0.02,
                                "--cfl": 0.4, "--seed": 11, "--kmin": 2, "--kmax": 5},
            [(1, []), (2, []), (3, [])])
+# --spmd-log-view: the profile once, from rank 0, with the transforms counted as the scheme makes
+# them: 20 per step (4 evaluations of 4 complex-to-real and 1 real-to-complex), 1 for the initial
+# field and 1 for the final vorticity (--dt given: no velocity for an automatic step).
+if maxranks >= 2:
+    steps = 6
+    rc, out = apptest.launch(mpiexec, exe, 2, ["--n", 32, "--steps", steps, "--init", "random", "--kmax", 5, "--dt",
+                                               0.05, "--monitor", 0, "--spmd-log-view"])
+    counts = [int(m.group(1)) for m in re.finditer(r"^spmd::fft::execute\s+(\d+)", out, re.M)]
+    if rc != 0 or out.count("spmd log view") != 1 or counts != [20 * steps + 2]:
+        sys.exit(f"FAIL: --spmd-log-view: exit {rc}, spmd::fft::execute counts {counts}, expected [{20 * steps + 2}]")
+    print(f"spectral --spmd-log-view: one profile, {counts[0]} transforms for {steps} steps")
 print("spectral: all checks passed")
