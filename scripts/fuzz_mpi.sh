@@ -43,7 +43,7 @@ case $what in
     fi
     ;;
   argv)
-    apps=(heat stencil cfd swe cg_solver)
+    apps=(heat stencil cfd swe cg_solver spectral)
     missing=()
     for a in "${apps[@]}"; do [[ -x $build/apps/$a ]] || missing+=("$a"); done
     ((${#missing[@]} == 0)) || cmake --build "$build" --target "${missing[@]}" -j "$(nproc)"

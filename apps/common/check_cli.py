@@ -35,14 +35,16 @@ SMALL = {
     "cfd": ["--nx", "11", "--ny", "9", "--nit", "2", "--steps", "5", "--perturb", "0.1"],
     "cg_solver": ["--problem", "poisson2d", "--n", "12", "--tol", "1e-10"],
     "swe": ["--n", "12", "--steps", "6"],
+    "spectral": ["--n", "16", "--steps", "6", "--init", "random", "--kmax", "4", "--dt", "0.05"],
 }[app]
-NUMBER = {"heat": "--n", "stencil": "--n", "cfd": "--nx", "cg_solver": "--n", "swe": "--n"}[app]
+NUMBER = {"heat": "--n", "stencil": "--n", "cfd": "--nx", "cg_solver": "--n", "swe": "--n", "spectral": "--n"}[app]
 HUGE = {
     "heat": ["--n", "1048576", "--steps", "1"],
     "stencil": ["--n", "1048576", "--steps", "1"],
     "cfd": ["--nx", "16777216", "--ny", "16777216", "--steps", "1"],
     "cg_solver": ["--problem", "poisson3d", "--n", "1073741824"],
     "swe": ["--n", "16777216", "--steps", "1"],
+    "spectral": ["--n", "16777216", "--steps", "1"],
 }[app]
 FAILING = {
     "heat": (["--check-error", "1e-30"], E["check_failed"], "exceeds --check-error"),
@@ -52,6 +54,8 @@ FAILING = {
     # --cfl 1 is beyond the scheme's stability bound: the depth reaches 0, the positivity clamp
     # adds water, and the mass check fails.
     "swe": (["--cfl", "1", "--steps", "200"], E["check_failed"], "the mass changed by"),
+    # Taylor-Green's error (roundoff with the integrating factor) above a tolerance of 1e-30.
+    "spectral": (["--init", "taylor-green", "--check-error", "1e-30"], E["check_failed"], "exceeds --check-error"),
 }[app]
 
 
@@ -138,6 +142,14 @@ VALUES += {
                   (["--atol", "inf"], "--atol"), (["--check-error", "nan"], "--check-error"),
                   (["--symmetry-rtol", "inf"], "--symmetry-rtol"), (["--precond", "ssor"], "--precond"),
                   (["--operator", "dense"], "--operator"), (["--file", ""], "--file")],
+    # Values, and options that must agree with --n (a usage error too, checked after parsing).
+    "spectral": [(["--n", "15"], "--n"), (["--n", "4"], "--n"), (["--grid", "1,1,7"], "--grid"),
+                 (["--nu", "nan"], "--nu"), (["--nu", "-1"], "--nu"), (["--dt", "inf"], "--dt"),
+                 (["--dt", "-0.1"], "--dt"), (["--cfl", "0"], "--cfl"), (["--init", "vortex"], "--init"),
+                 (["--viscous", "implicit"], "--viscous"), (["--amplitude", "0"], "--amplitude"),
+                 (["--kmin", "0"], "--kmin"), (["--kmax", "6"], "--kmax"), (["--kmin", "5"], "--kmin"),
+                 (["--init", "taylor-green", "--tg-k", "6"], "--tg-k"), (["--check-error", "nan"], "--check-error"),
+                 (["--seed", "-1"], "--seed"), (["--save", ""], "--save")],
 }[app]
 for args, option in VALUES:
     rc, out = launch(SMALL + args)
@@ -145,7 +157,7 @@ for args, option in VALUES:
            never=[NO_LONG_NUMBERS, r"stoi", r"terminate called", r"MPI_Abort", r"BAD TERMINATION"])
     if option not in out:
         sys.exit(f"FAIL: the message for {args} does not name {option}:\n{out}")
-if app in ("cfd", "swe"):
+if app in ("cfd", "swe", "spectral"):
     rc, out = launch(SMALL + ["--grid", "2,2"])
     expect("--grid 2,2 at 2 ranks", rc, out, E["error"], once=["--grid 2,2 makes a grid of 4 ranks; this run has 2"])
 
@@ -172,7 +184,7 @@ OUTPUTS = [(["--json", "/dev/full"], "'/dev/full' is a character device, not a r
            (["--json", link], f"'{link}' is a symbolic link, not a regular file"),
            (["--json", missing], f"cannot write '{missing}': its directory '{os.path.dirname(missing)}' does not "
                                  "exist")]
-if app in ("cfd", "swe"):  # --save and its .xmf sidecar
+if app in ("cfd", "swe", "spectral"):  # --save and its .xmf sidecar
     os.mkfifo(os.path.join(work, "state.xmf"))
     OUTPUTS += [(["--save", fifo], f"--save: '{fifo}' is a FIFO"),
                 (["--save", "/dev/null"], "'/dev/null' is a character device"),

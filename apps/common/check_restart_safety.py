@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Restarts that cannot mix runs (docs/checkpointing.md#apps), for one app with checkpoints
-(heat, stencil, cfd, swe, cg_solver), at 2 ranks:
+(heat, stencil, cfd, swe, cg_solver, spectral), at 2 ranks:
 
 - a restart whose problem option contradicts the checkpoint is refused, naming the option and
   both values; so is a step target before the checkpoint's step;
@@ -15,7 +15,8 @@
   operator name, an infinite tolerance), and so are a negative step and step target; an edit
   not signed again (one flipped bit of the stored tolerance) is refused as damage;
 - a failed checkpoint write (the .xmf sidecar, or a missing directory) is an error, not exit 0;
-- a state holding NaN (with a valid checksum) ends with exit status 3, not 0 (heat, stencil);
+- a state holding NaN (with a valid checksum) ends with exit status 3, not 0 (heat, stencil,
+  spectral);
 - cg_solver: a matrix file whose values were scaled is refused (problem.matrix_checksum), the same
   matrix moved elsewhere is accepted, the file is recorded by its absolute path (a restart from
   another directory finds it), and a different --tol is refused.
@@ -50,6 +51,8 @@ CASES = {
     "swe": (["--n", "12", "--steps", "40", "--problem", "gaussian", "--monitor", "0"], "--steps", "--n", "13", "w"),
     "cg_solver": (["--problem", "poisson2d", "--n", "30", "--tol", "1e-12", "--max-iters", "500", "--monitor", "0"],
                   "--max-iters", "--n", "31", "x"),
+    "spectral": (["--n", "16", "--steps", "40", "--init", "random", "--kmax", "4", "--dt", "0.05", "--monitor", "0"],
+                 "--steps", "--n", "18", "w_hat"),
 }
 base, steps_flag, bad_flag, bad_value, dataset = CASES[app]
 EVERY = 10
@@ -183,6 +186,8 @@ BAD_VALUES = {
     "cg_solver": [("problem.precond", "ssor", "--precond"), ("problem.operator", "dense", "--operator"),
                   ("problem.tol", float("inf"), "--tol"), ("problem.tol", 2.0, "--tol"),
                   ("problem.atol", -1.0, "--atol")],
+    "spectral": [("problem.nu", -1.0, "--nu"), ("problem.init", "vortex", "--init"), ("problem.n", 4, "--n"),
+                 ("problem.n", 17, "--n")],
 }[app]
 for k, (key, value, option) in enumerate(BAD_VALUES):
     bad = edited(first, f"bad-value-{k}.0000000010.h5", set_attr(key, value))
@@ -232,7 +237,7 @@ if app != "cg_solver":  # 2-D states: each checkpoint has an .xmf sidecar
             [f"xmf.{EVERY:010d}.xmf' (a name of the series '{xp}') is a directory, not a regular file"])
 
 # ---- a state holding NaN (its checksum valid) ends with exit status 3 ------------------------------------
-if app in ("heat", "stencil"):
+if app in ("heat", "stencil", "spectral"):
     nan = os.path.join(work, "nan.0000000010.h5")
     shutil.copy(first, nan)
     with h5py.File(nan, "r+") as f:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A fuzzer of the apps' command lines (issue 25; docs/reliability.md#command-lines): random and
-mutated argv for heat, stencil, cfd, swe and cg_solver, at 1 and 2 ranks and as MPMD launches
+mutated argv for heat, stencil, cfd, swe, spectral and cg_solver, at 1 and 2 ranks and as MPMD launches
 whose second rank gets another argv. Every run must end in one of two ways:
 
 - a run: exit 0, 2 (no convergence) or 3 (a failed check);
@@ -93,6 +93,14 @@ APPS = {
             {"--n": ("count", ["16777216"]), "--steps": ("steps", []), "--cfl": ("real", ["1", "0.9"]),
              "--theta": ("real", ["1", "2", "1.3"]), "--problem": ("name", ["gaussian", "dambreak", "lake", "x"]),
              "--grid": ("grid", []), "--check-mass": ("real", ["0"]), "--save": ("path", [])}),
+    "spectral": (["--n", "16", "--steps", "2", "--init", "random", "--kmax", "4", "--dt", "0.05"],
+                 {"--n": ("count", ["16777216", "16", "32", "15"]), "--steps": ("steps", []),
+                  "--dt": ("real", ["0", "1e6"]), "--cfl": ("real", ["10"]), "--nu": ("real", ["0", "1e6"]),
+                  "--init": ("name", ["taylor-green", "random", "x"]),
+                  "--viscous": ("name", ["integrating-factor", "explicit", "x"]), "--tg-k": ("count", ["5", "6"]),
+                  "--seed": ("count", ["0", "4600000000000000000"]), "--kmin": ("count", []),
+                  "--kmax": ("count", ["5", "6"]), "--amplitude": ("real", ["1e12"]),
+                  "--check-error": ("real", ["-1", "1e-30"]), "--grid": ("grid", []), "--save": ("path", [])}),
     "cg_solver": (["--problem", "poisson2d", "--n", "8", "--max-iters", "50"],
                   {"--problem": ("name", ["poisson2d", "poisson3d", "convdiff2d", "mm", "x"]),
                    "--n": ("count", ["1073741824"]),

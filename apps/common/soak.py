@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Soak test: one app (stencil, cfd or cg_solver) at 2 ranks for STEPS steps (iterations) with
+"""Soak test: one app (stencil, cfd, cg_solver or spectral) at 2 ranks for STEPS steps (iterations) with
 halo exchanges and a checkpoint every EVERY steps, LD_PRELOADing the communicator probe
 (tests/soak/comm_probe.cpp). With --resources the app samples, every EVERY steps, the peak RSS
 (VmHWM), the open file descriptors (/proc/self/fd) and the live MPI communicators, each the
@@ -37,6 +37,9 @@ elif app == "cg_solver":
     # smallest double for 10^4 iterations; a smaller n for short runs.
     n = 512 if steps > 2000 else 128
     args, expect = ["--problem", "poisson2d", "--n", n, "--tol", "0", "--max-iters", steps], apptest.EXIT["not_converged"]
+elif app == "spectral":
+    # FFT plans (transposes on the communication engine) and complex checkpoints; a decaying flow.
+    args, expect = ["--n", "64", "--init", "random", "--kmax", "8", "--nu", "0.01", "--steps", steps], 0
 else:
     sys.exit(f"soak.py: no soak for {app}")
 prefix = os.path.join(work, "ck")
