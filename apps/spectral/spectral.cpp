@@ -2,7 +2,8 @@
 // [0, 2 pi)^2, pseudo-spectral (issue 27), on spmd::fft's distributed transforms.
 //
 //   mpirun -n P ./spectral [--n N] [--steps S] [--dt DT | --cfl C] [--nu NU] [--init taylor-green|random]
-//                          [--viscous integrating-factor|explicit] [--tg-k K] [--seed S] [--kmin KMIN] [--kmax KMAX]
+//                          [--viscous integrating-factor|explicit] [--fft-effort estimate|measure] [--tg-k K] [--seed
+//                          S] [--kmin KMIN] [--kmax KMAX]
 //                          [--amplitude A] [--check-error E] [--grid PY,PX] [--save FILE.h5]
 //                          [--monitor K] [--json FILE] [--quiet] [--resources]
 //                          [--checkpoint-every K --checkpoint PREFIX] [--restart FILE|latest]
@@ -238,7 +239,7 @@ int main(int argc, char** argv) {
   int steps = 100, tg_k = 1;
   double dt_opt = 0.0, cfl = 0.5, nu = 1e-3, amplitude = 1.0, check_error = -1.0;
   std::int64_t seed = 1;
-  std::string init = "taylor-green", viscous = "integrating-factor", save_path;
+  std::string init = "taylor-green", viscous = "integrating-factor", save_path, fft_effort = "estimate";
   int kmin = 1, kmax = 6;
   std::vector<int> grid;
   CLI::App& cli = app.cli();
@@ -260,6 +261,10 @@ int main(int argc, char** argv) {
   cli.add_option("--init", init, "initial condition")->check(spmd::apps::one_of({"taylor-green", "random"}));
   cli.add_option("--viscous", viscous, "viscous term: exactly by an integrating factor, or explicitly in RK4")
       ->check(spmd::apps::one_of({"integrating-factor", "explicit"}));
+  cli.add_option("--fft-effort", fft_effort,
+                 "FFTW planning: estimate (the same bits on every run, rank count and restart) or measure "
+                 "(FFTW_MEASURE: faster, up to 3x here, but the last bits may differ from run to run)")
+      ->check(spmd::apps::one_of({"estimate", "measure"}));
   cli.add_option("--tg-k", tg_k, "Taylor-Green wavenumber K (3 K < n)")->check(in_range(1, 1 << 22));
   cli.add_option("--seed", seed, "random initial field: the seed")->check(in_range(0, 4.6e18));
   cli.add_option("--kmin", kmin, "random initial field: the smallest wavenumber |k| it holds")
@@ -324,12 +329,18 @@ int main(int argc, char** argv) {
       using spmd::fft::Direction;
       using spmd::fft::Norm;
       using spmd::fft::Output;
-      spmd::fft::Plan<double, Z, 2> fwd(dist, Direction::forward, {}, {}, Norm::backward, Output::transposed);
+      const auto effort = fft_effort == "measure" ? spmd::fft::Effort::measure : spmd::fft::Effort::estimate;
+      spmd::fft::Plan<double, Z, 2> fwd(dist, Direction::forward, {}, {}, Norm::backward, Output::transposed,
+                                        spmd::fft::Effort::estimate);
       spmd::fft::Plan<Z, double, 2> bwd(fwd.output_distribution(), Direction::backward, {n, n}, {}, Norm::backward,
-                                        Output::transposed);
+                                        Output::transposed, spmd::fft::Effort::estimate);
       if (bwd.output_distribution() != dist) {
-        fwd = spmd::fft::Plan<double, Z, 2>(dist, Direction::forward);
-        bwd = spmd::fft::Plan<Z, double, 2>(fwd.output_distribution(), Direction::backward, {n, n});
+        fwd = spmd::fft::Plan<double, Z, 2>(dist, Direction::forward, {}, {}, Norm::backward, Output::restored, effort);
+        bwd = spmd::fft::Plan<Z, double, 2>(fwd.output_distribution(), Direction::backward, {n, n}, {}, Norm::backward,
+                                            Output::restored, effort);
+      } else if (effort == spmd::fft::Effort::measure) {
+        fwd.measure();
+        bwd.measure();
       }
       sp = std::make_unique<Solver>(fwd, bwd, n);
     });

@@ -46,6 +46,8 @@ class Plan {
        Norm norm = Norm::backward, Output output = Output::restored, Effort effort = Effort::measure)
       : p_(std::make_shared<impl::FftPlan<In, Out, N, Mem>>(in, dir, std::move(s), std::move(axes), norm, output,
                                                             "spmd::fft::Plan", effort)) {}
+  /// Re-plan the local transforms with FFTW_MEASURE now (once; a no-op on CUDA). Collective.
+  void measure() { p_->measure(); }
   /// The distribution inputs must have. Local.
   const Distribution<N>& input_distribution() const { return p_->input_distribution(); }
   /// The distribution of the output. Local.
