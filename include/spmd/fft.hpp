@@ -89,8 +89,8 @@ class Plan {
   int num_stages() const { return p_->num_stages(); }
   /// Data movements between distributions per execute (copy in, transposes, restore). Local.
   int num_transposes() const { return p_->num_transposes(); }
-  /// The stages, e.g. "c2c axes 1..2 on grid [2, 1, 1] | transpose | c2c axes 0..0 on grid
-  /// [1, 2, 1] | restore". Local.
+  /// The stages, e.g. "c2c axes 1..2 on grid {2, 1, 1} | transpose | c2c axes 0..0 on grid
+  /// {1, 2, 1} | restore". Local.
   std::string describe() const { return p_->describe(); }
 
  private:

@@ -9,7 +9,7 @@
 # methods and preconditioners), cgapps (the apps step's CG runs alone), cfd (the CFD app and
 # CuPy's run of the NumPy program, with the copy bandwidth), gmres (GMRES(30) and BiCGStab on
 # convdiff2d against cupyx's on the same matrix), fft (bench_fft and CuPy's cp.fft, one GPU),
-# fftmulti (bench_fft at 1, 2, 4 ranks, one per GPU), profiles (Nsight Compute of the kernels behind the
+# fftmulti (bench_fft at 1, 2, 4 ranks, one per GPU), spectral (apps/spectral, 1 and 2 GPUs), profiles (Nsight Compute of the kernels behind the
 # targets not met: the CFD step, the in-place forms, the 3-D Laplacian, pipelined CG, the launch
 # floor; SPMD_PROFILES picks some, SPMD_NCU_SECTIONS the sections) and tests (test
 # programs at 1 and 2 ranks on GPU 0), named only. One rank, GPU 0. Each benchmark writes
@@ -102,6 +102,19 @@ for s in "${steps[@]}"; do
         ((np <= ngpu)) || continue
         CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((ngpu - 1))) run "fft_np$np" "$mpiexec" -n $np "$build/perf/bench_fft" "${R[@]}" \
           --benchmark_out="$out/fft_np$np.json" --benchmark_filter='BM_(fftn_plan|fftn_transposed|fftn_weak|rfftn_plan)/side:(256|512)/'
+      done ;;
+    spectral)  # (named only) issue 27: apps/spectral (random field) on one GPU and, when there, two
+      ngpu=$(nvidia-smi -L | wc -l)
+      for n in 2048 4096; do
+        for e in estimate measure; do
+          app app_spectral_${n}_$e spectral --n $n --steps 50 --init random --kmax 32 --nu 1e-4 --monitor 0 --fft-effort $e
+          say "app_spectral_${n}_$e: $(grep -m1 'point-updates' "$out/app_spectral_${n}_$e.log")"
+        done
+        if ((ngpu >= 2)); then
+          CUDA_VISIBLE_DEVICES=0,1 run app_spectral_${n}_np2 "$mpiexec" -n 2 "$build/apps/spectral" --n $n --steps 50 \
+            --init random --kmax 32 --nu 1e-4 --monitor 0 --json "$out/app_spectral_${n}_np2.json"
+          say "app_spectral_${n}_np2: $(grep -m1 'point-updates' "$out/app_spectral_${n}_np2.log")"
+        fi
       done ;;
     gmres)  # (named only) issue 26: ms per iteration against cupyx on the same convdiff2d matrix
       for n in 1024 2048; do

@@ -465,8 +465,8 @@ class FftPlan {
       for (std::size_t i = 0; i < ss.size(); ++i)
         if (ss[i] < 1)
           throw Error(str(fn_, ": invalid number of data points (", ss[i], ") along axis ", ax[i], " of shape ",
-                          shape_str(shape), kind_ == FftKind::c2r && s.empty() ? " (the default 2 * (m - 1))" : "",
-                          "; pass s"));
+                          shape_str(shape),
+                          kind_ == FftKind::c2r && s.empty() ? " (the default 2 * (m - 1)); pass s" : "; pass s"));
       if (kind_ == FftKind::c2c || kind_ == FftKind::r2c)
         for (int a : ax)
           if (shape[a] < 1 && s.empty())
