@@ -12,7 +12,7 @@
 /// The one-shot functions keep their plan with the input array's storage (like its halo plans),
 /// so repeating a transform on the same array plans once; they return a new array on the input's
 /// process grid (Output::restored). A Plan also offers Output::transposed (one transpose fewer)
-/// and writes into arrays you keep. Element types: Kokkos::complex<double> / <float> and
+/// and writes into arrays you keep. Element types: Kokkos::complex of double or float, and
 /// double / float.
 
 #include <Kokkos_Core.hpp>
