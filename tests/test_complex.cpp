@@ -425,6 +425,30 @@ void Reductions() {
   for (int k = 0; k < 3; ++k) EXPECT_EQ(to_ref(hv(k)), Ref(np, np * (np - 1) / 2.0));
 }
 
+// ---- random complex arrays ------------------------------------------------------------------------
+
+/// The documented recipe (docs/api/random.md): two streams, the second times 1i, one fused
+/// kernel; element i is (normal_at(stream 0, i), normal_at(stream 1, i)) on any rank count.
+void RandomRecipe() {
+  const spmd::random::Generator g{7};
+  Array<Z, 2> z(Distribution<2>(world(), {7, 5}, spmd::halo(1)));
+  z = g.normal({7, 5}) + Z(0, 1) * g.stream(1).normal({7, 5});
+  const auto k0 = g.key(), k1 = g.stream(1).key();
+  expect_near(
+      spmd::allgather(z), Index<2>{7, 5},
+      [&](const Index<2>& i) {
+        const index_t f = i[0] * 5 + i[1];
+        return Ref(spmd::random::normal_at(k0, f), spmd::random::normal_at(k1, f));
+      },
+      0, "normal + 1i * normal");
+  ZF u0(0, 0);
+  Array<ZF, 1> u(Distribution<1>(world(), {11}));
+  u = g.uniform<float>({11}) + ZF(0, 1) * g.stream(2).uniform<float>({11});
+  u0 = u.get(0);
+  EXPECT_EQ(u0.real(), spmd::random::uniform_at<float>(g.key(), 0));
+  EXPECT_EQ(u0.imag(), spmd::random::uniform_at<float>(g.stream(2).key(), 0));
+}
+
 // ---- HDF5 checkpoints -------------------------------------------------------------------------------
 
 #if SPMD_HAVE_HDF5
@@ -475,6 +499,9 @@ TEST(Complex, Functions) {
 }
 TEST(Complex, Reductions) {
   Reductions();
+}
+TEST(Complex, RandomRecipe) {
+  RandomRecipe();
 }
 #if SPMD_HAVE_HDF5
 TEST(Complex, Checkpoint) {
