@@ -359,13 +359,16 @@ struct CheckpointOptions {
 };
 
 /// Refuse, before any work, a --save path that io::save would refuse (a FIFO, a device, a
-/// directory or a link at the path or at its .xmf sidecar, a missing directory): the same
-/// spmd::Error on every rank, naming --save. Nothing without HDF5 or without a path. Collective.
-inline void check_save([[maybe_unused]] const Comm& comm, [[maybe_unused]] const std::string& path) {
-#if SPMD_HAVE_HDF5
+/// directory or a link at the path or at its .xmf sidecar, a missing directory), or any --save in
+/// a build without HDF5: the same spmd::Error on every rank, naming --save. Nothing without a
+/// path. Collective.
+inline void check_save([[maybe_unused]] const Comm& comm, const std::string& path) {
   if (path.empty()) return;
+#if SPMD_HAVE_HDF5
   const std::string why = io::output_problem(path, comm, true);
   if (!why.empty()) throw Error::replicated("--save: " + why);
+#else
+  throw Error::replicated("--save needs spmdarray built with SPMD_ENABLE_HDF5=ON");
 #endif
 }
 

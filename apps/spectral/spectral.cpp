@@ -291,8 +291,6 @@ int main(int argc, char** argv) {
   ckpt.add_to(cli);
 
   return app.run(comm, [&] {
-    if (!SPMD_HAVE_HDF5 && !save_path.empty())
-      throw spmd::Error::replicated("--save needs spmdarray built with SPMD_ENABLE_HDF5=ON");
     spmd::apps::check_save(comm, save_path);
     spmd::apps::ProblemRecord record(app);
     record.option("--n", n);
