@@ -425,6 +425,50 @@ void Reductions() {
   for (int k = 0; k < 3; ++k) EXPECT_EQ(to_ref(hv(k)), Ref(np, np * (np - 1) / 2.0));
 }
 
+// ---- variance and standard deviation ----------------------------------------------------------------
+
+/// NumPy's var of complex numbers: the mean of |z - mean|^2 (real), with ddof; std its root;
+/// over both axes (a scalar), one axis, and keepdims; against sums written out here.
+void Variance() {
+  const auto a = pattern_array<Z>(7, 5, 1);
+  const auto af = pattern_array<ZF>(7, 5);
+  // serial reference: var over rows (axis 0), columns (axis 1) and all
+  auto ref_var = [](bool rows, index_t fixed, index_t ddof) {
+    const index_t n = rows ? 7 : 5;
+    Ref m(0);
+    for (index_t k = 0; k < n; ++k) m += rows ? ref_value(k, fixed) : ref_value(fixed, k);
+    m /= static_cast<double>(n);
+    double s = 0;
+    for (index_t k = 0; k < n; ++k) s += std::norm((rows ? ref_value(k, fixed) : ref_value(fixed, k)) - m);
+    return s / static_cast<double>(n - ddof);
+  };
+  Ref mall(0);
+  for (index_t i = 0; i < 7; ++i)
+    for (index_t j = 0; j < 5; ++j) mall += ref_value(i, j);
+  mall /= 35.0;
+  double sall = 0;
+  for (index_t i = 0; i < 7; ++i)
+    for (index_t j = 0; j < 5; ++j) sall += std::norm(ref_value(i, j) - mall);
+  for (index_t ddof : {0, 1}) {
+    const double v = spmd::var(a, spmd::axes(0, 1), ddof);
+    static_assert(std::is_same_v<decltype(spmd::var(a, spmd::axes(0, 1))), double>);
+    EXPECT_NEAR(v, sall / static_cast<double>(35 - ddof), 1e-12 * sall);
+    EXPECT_NEAR(spmd::std(a, spmd::axes(0, 1), ddof), std::sqrt(sall / static_cast<double>(35 - ddof)), 1e-12 * sall);
+    const auto v0 = spmd::var(a, spmd::axis(0), ddof);  // shape {5}
+    static_assert(std::is_same_v<typename decltype(v0)::value_type, double>);
+    const auto g0 = spmd::allgather(v0);
+    ASSERT_EQ(g0.size(), 5u);
+    for (index_t j = 0; j < 5; ++j) EXPECT_NEAR(g0[static_cast<std::size_t>(j)], ref_var(true, j, ddof), 1e-12);
+    const auto s1 = spmd::std(a, spmd::axis(1), spmd::keepdims, ddof);  // shape {7, 1}
+    EXPECT_EQ(s1.shape(), (Index<2>{7, 1}));
+    const auto g1 = spmd::allgather(s1);
+    for (index_t i = 0; i < 7; ++i)
+      EXPECT_NEAR(g1[static_cast<std::size_t>(i)], std::sqrt(ref_var(false, i, ddof)), 1e-12);
+  }
+  const float vf = spmd::var(af, spmd::axes(0, 1));
+  EXPECT_NEAR(vf, sall / 35.0, 1e-5 * sall);
+}
+
 // ---- random complex arrays ------------------------------------------------------------------------
 
 /// The documented recipe (docs/api/random.md): two streams, the second times 1i, one fused
@@ -499,6 +543,9 @@ TEST(Complex, Functions) {
 }
 TEST(Complex, Reductions) {
   Reductions();
+}
+TEST(Complex, Variance) {
+  Variance();
 }
 TEST(Complex, RandomRecipe) {
   RandomRecipe();

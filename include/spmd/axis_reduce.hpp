@@ -171,19 +171,64 @@ SPMD_AXIS_REDUCTION(all_of, min, nonzero, int, bool, none)
 ///@}
 #undef SPMD_AXIS_REDUCTION
 
+namespace impl {
+/// The variance of complex x over the axes, as NumPy's var: the mean of |x - mean(x)|^2 (real),
+/// the sum divided by max(count - ddof, 0). Fused expressions: the mean (per axis with keepdims,
+/// broadcast back), then one sum of the squared moduli. Collective.
+template <bool Keep, class Exec, class X, int K>
+auto complex_var(const Exec& exec, const X& x, const Axes<K>& ax, index_t ddof) {
+  using R = real_t<elem_of<X>>;
+  const auto e = as_node(x);
+  constexpr int N = node_t<X>::rank;
+  const auto mask = axis_mask<N>("spmd::var", ax.list, e.shape());
+  index_t count = 1;
+  for (int d = 0; d < N; ++d)
+    if (mask[d]) count *= e.shape()[d];
+  const R div = static_cast<R>(var_divisor(count, ddof));
+  if constexpr (K == N && !Keep) {
+    const auto d = x - spmd::mean(exec, x);
+    return spmd::sum(exec, spmd::real(d) * spmd::real(d) + spmd::imag(d) * spmd::imag(d)) / div;
+  } else {
+    const auto m = spmd::mean(exec, x, ax, keepdims);
+    const auto d = x - m;
+    const auto sq = spmd::real(d) * spmd::real(d) + spmd::imag(d) * spmd::imag(d);
+    auto s = [&] {
+      if constexpr (Keep)
+        return spmd::sum(exec, sq, ax, keepdims);
+      else
+        return spmd::sum(exec, sq, ax);
+    }();
+    s = s / div;
+    return s;
+  }
+}
+/// sqrt of complex_var (a scalar, or the array in place). Collective.
+template <bool Keep, class Exec, class X, int K>
+auto complex_std(const Exec& exec, const X& x, const Axes<K>& ax, index_t ddof) {
+  auto v = complex_var<Keep>(exec, x, ax, ddof);
+  if constexpr (std::is_floating_point_v<decltype(v)>) {
+    return static_cast<decltype(v)>(std::sqrt(v));
+  } else {
+    v = spmd::sqrt(v);
+    return v;
+  }
+}
+}  // namespace impl
+
 ///@{
 /// Variance over the axes: the mean of (x - its mean)^2 with the sum divided by
 /// max(count - ddof, 0) (NumPy's var(x, axis, ddof): inf when ddof >= count, NaN for a zero
 /// numerator; NumPy also warns, we do not); two passes, the means shared within each group of ranks
 /// (MPI_Allreduce on the sub-communicator), then the squares folded and reduced. Floating result
 /// (double for integers). With `keepdims` the reduced axes stay with extent 1. Over every axis
-/// without keepdims: the scalar, by the whole-array reductions. On `exec` or a default instance.
-/// Collective.
+/// without keepdims: the scalar, by the whole-array reductions. Complex x: the mean of
+/// |x - mean|^2, real (as NumPy). On `exec` or a default instance. Collective.
 template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto var(const Exec& exec, const X& x, const Axes<K>& ax, index_t ddof = 0) {
   using R = impl::real_t<impl::elem_of<X>>;
-  static_assert(!impl::is_complex_v<impl::elem_of<X>>, "spmd::var: not available for complex elements yet");
-  if constexpr (K == impl::node_t<X>::rank) {
+  if constexpr (impl::is_complex_v<impl::elem_of<X>>) {
+    return impl::complex_var<false>(exec, x, ax, ddof);
+  } else if constexpr (K == impl::node_t<X>::rank) {
     const auto e = impl::as_node(x);
     impl::axis_mask<K>("spmd::var", ax.list, e.shape());
     const R m = mean(exec, x);
@@ -197,9 +242,11 @@ auto var(const Exec& exec, const X& x, const Axes<K>& ax, index_t ddof = 0) {
 template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto var(const Exec& exec, const X& x, const Axes<K>& ax, KeepDims, index_t ddof = 0) {
   using R = impl::real_t<impl::elem_of<X>>;
-  static_assert(!impl::is_complex_v<impl::elem_of<X>>, "spmd::var: not available for complex elements yet");
-  return impl::axis_reduction<impl::Combine::sum, impl::Map::value, R, R, impl::Moment::var, true>(
-      exec, "spmd::var", "spmd::reduce::var_axis", x, ax, ddof);
+  if constexpr (impl::is_complex_v<impl::elem_of<X>>)
+    return impl::complex_var<true>(exec, x, ax, ddof);
+  else
+    return impl::axis_reduction<impl::Combine::sum, impl::Map::value, R, R, impl::Moment::var, true>(
+        exec, "spmd::var", "spmd::reduce::var_axis", x, ax, ddof);
 }
 template <class X, int K, impl::if_reducible<X> = 0>
 auto var(const X& x, const Axes<K>& ax, index_t ddof = 0) {
@@ -217,8 +264,9 @@ auto var(const X& x, const Axes<K>& ax, KeepDims k, index_t ddof = 0) {
 template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto std(const Exec& exec, const X& x, const Axes<K>& ax, index_t ddof = 0) {
   using R = impl::real_t<impl::elem_of<X>>;
-  static_assert(!impl::is_complex_v<impl::elem_of<X>>, "spmd::std: not available for complex elements yet");
-  if constexpr (K == impl::node_t<X>::rank) {
+  if constexpr (impl::is_complex_v<impl::elem_of<X>>) {
+    return impl::complex_std<false>(exec, x, ax, ddof);
+  } else if constexpr (K == impl::node_t<X>::rank) {
     return static_cast<R>(std::sqrt(var(exec, x, ax, ddof)));
   } else {
     return impl::axis_reduction<impl::Combine::sum, impl::Map::value, R, R, impl::Moment::std, false>(
@@ -228,9 +276,11 @@ auto std(const Exec& exec, const X& x, const Axes<K>& ax, index_t ddof = 0) {
 template <class Exec, class X, int K, impl::if_exec<Exec> = 0, impl::if_reducible<X> = 0>
 auto std(const Exec& exec, const X& x, const Axes<K>& ax, KeepDims, index_t ddof = 0) {
   using R = impl::real_t<impl::elem_of<X>>;
-  static_assert(!impl::is_complex_v<impl::elem_of<X>>, "spmd::std: not available for complex elements yet");
-  return impl::axis_reduction<impl::Combine::sum, impl::Map::value, R, R, impl::Moment::std, true>(
-      exec, "spmd::std", "spmd::reduce::std_axis", x, ax, ddof);
+  if constexpr (impl::is_complex_v<impl::elem_of<X>>)
+    return impl::complex_std<true>(exec, x, ax, ddof);
+  else
+    return impl::axis_reduction<impl::Combine::sum, impl::Map::value, R, R, impl::Moment::std, true>(
+        exec, "spmd::std", "spmd::reduce::std_axis", x, ax, ddof);
 }
 template <class X, int K, impl::if_reducible<X> = 0>
 auto std(const X& x, const Axes<K>& ax, index_t ddof = 0) {
