@@ -383,6 +383,30 @@ void Plans() {
   SPMD_EXPECT_COLLECTIVE_ERROR(restored.execute(f, make<Z, 3>({9, 6, 5})), "the plan was made for");
 }
 
+void Shifts() {
+  // numpy.fft.fftshift / ifftshift against the rolls written out, odd and even lengths
+  const auto a = make<Z, 2>({7, 6}, 1);
+  const Host ha = host(a);
+  auto rolled = [&](index_t s0, index_t s1) {
+    Host r;
+    r.shape = ha.shape;
+    r.v.assign(ha.v.size(), Ref(0));
+    for (index_t i = 0; i < 7; ++i)
+      for (index_t j = 0; j < 6; ++j)
+        r.v[static_cast<std::size_t>(((i + s0 + 7) % 7) * 6 + (j + s1 + 6) % 6)] =
+            ha.v[static_cast<std::size_t>(i * 6 + j)];
+    return r;
+  };
+  expect_close(host(fft::fftshift(a)), rolled(3, 3), 0, "fftshift");
+  expect_close(host(fft::ifftshift(a)), rolled(-3, -3), 0, "ifftshift");
+  expect_close(host(fft::fftshift(a, {0})), rolled(3, 0), 0, "fftshift axes {0}");
+  expect_close(host(fft::ifftshift(fft::fftshift(a))), ha, 0, "ifftshift(fftshift(a)) == a");
+  const auto f = fft::fftfreq(7, 0.5);
+  EXPECT_EQ(f, (std::vector<double>{0, 1 / 3.5, 2 / 3.5, 3 / 3.5, -3 / 3.5, -2 / 3.5, -1 / 3.5}));
+  EXPECT_EQ(fft::rfftfreq(6), (std::vector<double>{0, 1 / 6., 2 / 6., 3 / 6.}));
+  SPMD_EXPECT_COLLECTIVE_ERROR(fft::fftshift(a, {2}), "out of bounds");
+}
+
 void Errors() {
   const auto a = make<Z, 2>({6, 4});
   SPMD_EXPECT_COLLECTIVE_ERROR(fft::fftn(a, {}, {0, 0}), "is repeated");
@@ -418,6 +442,9 @@ TEST(Fft, SinglePrecision) {
 }
 TEST(Fft, Plans) {
   Plans();
+}
+TEST(Fft, Shifts) {
+  Shifts();
 }
 TEST(Fft, Errors) {
   Errors();

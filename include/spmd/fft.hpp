@@ -25,6 +25,7 @@
 
 #include "spmd/array.hpp"
 #include "spmd/impl/fft_plan.hpp"
+#include "spmd/shape.hpp"
 
 namespace spmd::fft {
 
@@ -246,6 +247,38 @@ template <class R, int N, class Mem>
 auto irfft2(const Array<Kokkos::complex<R>, N, Mem>& a, const std::vector<index_t>& s = {},
             const std::vector<int>& axes = detail::last_two(), Norm norm = Norm::backward) {
   return irfftn(a, s, axes, norm);
+}
+
+namespace detail {
+/// Each of `axes` (default all) rolled by shift(n) (a new array). Collective.
+template <class T, int N, class Mem, class Shift>
+Array<T, N, Mem> roll_axes(const Array<T, N, Mem>& a, std::vector<int> axes, const Shift& shift, const char* fn) {
+  if (axes.empty())
+    for (int d = 0; d < N; ++d) axes.push_back(d);
+  Array<T, N, Mem> r = spmd::copy(a);
+  for (int ax : axes) {
+    if (ax < -N || ax >= N)
+      throw Error::replicated(impl::str(fn, ": axis ", ax, " is out of bounds for an array of ", N, " axes (shape ",
+                                        impl::shape_str(a.shape()), ")"));
+    const int d = ax < 0 ? ax + N : ax;
+    r = spmd::roll(r, shift(a.shape()[d]), spmd::axis(d));
+  }
+  return r;
+}
+}  // namespace detail
+
+/// numpy.fft.fftshift: the zero frequency moved to the centre (each of `axes`, default all,
+/// rolled by n / 2). A new array on the input's distribution (no halo). Collective.
+template <class T, int N, class Mem>
+Array<T, N, Mem> fftshift(const Array<T, N, Mem>& a, const std::vector<int>& axes = {}) {
+  return detail::roll_axes(
+      a, axes, [](index_t n) { return n / 2; }, "spmd::fft::fftshift");
+}
+/// numpy.fft.ifftshift: the inverse of fftshift (rolled by -(n / 2)). Collective.
+template <class T, int N, class Mem>
+Array<T, N, Mem> ifftshift(const Array<T, N, Mem>& a, const std::vector<int>& axes = {}) {
+  return detail::roll_axes(
+      a, axes, [](index_t n) { return -(n / 2); }, "spmd::fft::ifftshift");
 }
 
 /// numpy.fft.fftfreq(n, d): the sample frequencies [0, 1, ..., ceil(n/2) - 1, -floor(n/2), ..., -1]
