@@ -37,6 +37,11 @@ except ImportError as e:
     print(f"SKIP: {e}")
     sys.exit(77)
 
+# SciPy >= 1.12 names the relative tolerance rtol (1.14 removed tol); Debian 12's 1.10 has only tol.
+import inspect  # noqa: E402
+
+TOL = "rtol" if "rtol" in inspect.signature(spla.gmres).parameters else "tol"
+
 mpiexec, driver, work, maxranks = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 table = sys.argv[sys.argv.index("--table") + 1] if "--table" in sys.argv else None
 os.makedirs(work, exist_ok=True)
@@ -131,12 +136,12 @@ def scipy_solve(a, b, method, precond, restart, rtol, atol, maxiter):
         op = a
         if dinv is not None:  # right preconditioning: (A D^-1) u = b, x = D^-1 u
             op = spla.LinearOperator((n, n), matvec=lambda v: a @ (dinv * v), dtype=float)
-        u, info = spla.gmres(op, b, tol=rtol, atol=atol, restart=restart, maxiter=maxiter, callback=count,
+        u, info = spla.gmres(op, b, **{TOL: rtol}, atol=atol, restart=restart, maxiter=maxiter, callback=count,
                              callback_type="legacy")
         x = dinv * u if dinv is not None else u
     else:
         m = sp.diags(dinv) if dinv is not None else None
-        x, info = spla.bicgstab(a, b, tol=rtol, atol=atol, maxiter=maxiter, M=m, callback=count)
+        x, info = spla.bicgstab(a, b, **{TOL: rtol}, atol=atol, maxiter=maxiter, M=m, callback=count)
     return its[0], info, x
 
 
