@@ -370,10 +370,10 @@ class FftPlan {
     // scale (once, on the contiguous result), then move it to the output distribution
     if constexpr (is_complex_v<Out>) {
       phase(&FftTimes::local, [&] { fft_scale(exec, *cur, scale_); });
-      if (cur != out_complex(out)) phase(&FftTimes::moves, [&] { restore_plan_->apply(exec, out, *cur); });
+      if (cur != out_complex(out)) phase(&FftTimes::moves, [&] { restore_->apply(exec, out, *cur); });
     } else {
       phase(&FftTimes::local, [&] { fft_scale(exec, *rres, scale_); });
-      if (rres != out_real(out)) phase(&FftTimes::moves, [&] { restore_plan_->apply(exec, out, *rres); });
+      if (rres != out_real(out)) phase(&FftTimes::moves, [&] { restore_->apply(exec, out, *rres); });
     }
   }
 
@@ -535,20 +535,9 @@ class FftPlan {
     const bool final_in_out =
         direct_out_ && (stages_.size() > 1 ? (last.kind != FftKind::c2c || stages_.back().transpose != nullptr)
                                            : (last.kind != FftKind::c2c || !stages_[0].in_place));
-    if (!final_in_out) {
-      if constexpr (is_complex_v<Out>)
-        restore_c_ = std::make_unique<RegionPlan<C, N, N, Mem>>(comm_, stages_.back().dout, id, out_dist_,
-                                                                Backend::automatic, fn_.c_str());
-      else
-        restore_r_ = std::make_unique<RegionPlan<R, N, N, Mem>>(comm_, stages_.back().dout, id, out_dist_,
-                                                                Backend::automatic, fn_.c_str());
-    }
-    restore_ = restore_c_ || restore_r_;
-    restore_plan_ = nullptr;
-    if constexpr (is_complex_v<Out>)
-      restore_plan_ = restore_c_.get();
-    else
-      restore_plan_ = restore_r_.get();
+    if (!final_in_out)
+      restore_ = std::make_unique<RegionPlan<Out, N, N, Mem>>(comm_, stages_.back().dout, id, out_dist_,
+                                                              Backend::automatic, fn_.c_str());
   }
 
   std::string fn_;
@@ -567,10 +556,7 @@ class FftPlan {
   std::vector<Stage> stages_;
   in_array in_buf_;
   std::unique_ptr<RegionPlan<In, N, N, Mem>> copy_in_;
-  std::unique_ptr<RegionPlan<C, N, N, Mem>> restore_c_;
-  std::unique_ptr<RegionPlan<R, N, N, Mem>> restore_r_;
-  bool restore_ = false;
-  RegionPlan<Out, N, N, Mem>* restore_plan_ = nullptr;
+  std::unique_ptr<RegionPlan<Out, N, N, Mem>> restore_;  // last stage -> output, when it is not written there
 };
 
 }  // namespace spmd::impl
