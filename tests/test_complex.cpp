@@ -15,6 +15,9 @@
 #include <cmath>
 #include <complex>
 #include <filesystem>
+#include <limits>
+#include <tuple>
+#include <algorithm>
 #include <type_traits>
 #include <vector>
 
@@ -469,6 +472,125 @@ void Variance() {
   EXPECT_NEAR(vf, sall / 35.0, 1e-5 * sall);
 }
 
+// ---- order, truth, scans: sort, argsort, unique; per-axis any / all / count_nonzero; cumsum ---
+
+/// NumPy's order of complex keys, written as a tuple: (re is NaN, im is NaN, re or 0 when NaN,
+/// im or 0 when NaN) compared lexicographically. Local.
+auto numpy_key(const Ref& z) {
+  const bool nr = std::isnan(z.real()), ni = std::isnan(z.imag());
+  return std::make_tuple(nr, ni, nr ? 0.0 : z.real(), ni ? 0.0 : z.imag());
+}
+
+/// sort / argsort (stable) / unique of complex keys against std::stable_sort by numpy_key, with
+/// repeated keys, equal real parts, and each class of NaN parts; the array spans the ranks
+/// (29 elements: uneven blocks on 3 and 4 ranks). Per-axis count_nonzero / any / all, and
+/// cumsum / cumprod along each axis and flat, against sums written out here.
+void OrderAndTruth() {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<Ref> keys;
+  for (index_t i = 0; i < 29; ++i) {
+    const double re = static_cast<double>((i * 7) % 5) - 2.0, im = static_cast<double>((i * 3) % 4) * 0.5;
+    keys.push_back(i % 11 == 3 ? Ref(re, nan) : i % 13 == 5 ? Ref(nan, im) : i == 20 ? Ref(nan, nan) : Ref(re, im));
+  }
+  Array<Z, 1> x(Distribution<1>(world(), {29}));
+  std::vector<Z> host;
+  for (const Ref& k : keys) host.push_back(Z(k.real(), k.imag()));
+  spmd::scatter(x, world().rank() == 0 ? host : std::vector<Z>{});
+  std::vector<index_t> order(keys.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = static_cast<index_t>(k);
+  std::stable_sort(order.begin(), order.end(), [&](index_t p, index_t q) {
+    return numpy_key(keys[static_cast<std::size_t>(p)]) < numpy_key(keys[static_cast<std::size_t>(q)]);
+  });
+  const auto same = [](const Ref& p, const Z& q) {
+    const auto eq = [](double u, double v) { return u == v || (std::isnan(u) && std::isnan(v)); };
+    return eq(p.real(), q.real()) && eq(p.imag(), q.imag());
+  };
+  const auto sorted = spmd::allgather(spmd::sort(x));
+  const auto idx = spmd::allgather(spmd::argsort(x));
+  ASSERT_EQ(sorted.size(), keys.size());
+  ASSERT_EQ(idx.size(), keys.size());
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    EXPECT_EQ(idx[k], order[k]) << "argsort at " << k;
+    EXPECT_TRUE(same(keys[static_cast<std::size_t>(order[k])], sorted[k]))
+        << "sort at " << k << ": got " << to_ref(sorted[k]) << ", want " << keys[static_cast<std::size_t>(order[k])];
+  }
+  // unique: distinct keys in order, every key with a NaN part one (the first in the order)
+  std::vector<Ref> want;
+  for (index_t o : order) {
+    const Ref& k = keys[static_cast<std::size_t>(o)];
+    const bool has_nan = std::isnan(k.real()) || std::isnan(k.imag());
+    if (want.empty()) {
+      want.push_back(k);
+    } else {
+      const Ref& b = want.back();
+      const bool back_nan = std::isnan(b.real()) || std::isnan(b.imag());
+      if (!(has_nan && back_nan) && !(k == b)) want.push_back(k);
+    }
+  }
+  const auto u = spmd::allgather(spmd::unique(x));
+  ASSERT_EQ(u.size(), want.size());
+  for (std::size_t k = 0; k < want.size(); ++k)
+    EXPECT_TRUE(same(want[k], u[k])) << "unique at " << k << ": got " << to_ref(u[k]) << ", want " << want[k];
+
+  // Per-axis truth: a 7 x 5 array with zeros where (i + 2 j) % 3 == 0 and purely imaginary or
+  // purely real values elsewhere (a nonzero complex value is true whichever part is nonzero).
+  const auto zero_at = [](index_t i, index_t j) { return (i + 2 * j) % 3 == 0; };
+  Array<Z, 2> t(Distribution<2>(world(), {7, 5}));
+  std::vector<Z> th;
+  for (index_t i = 0; i < 7; ++i)
+    for (index_t j = 0; j < 5; ++j) th.push_back(zero_at(i, j) ? Z(0, 0) : (j % 2 ? Z(0, -1.5) : Z(2.5, 0)));
+  spmd::scatter(t, world().rank() == 0 ? th : std::vector<Z>{});
+  auto t0 = spmd::count_nonzero(t, spmd::axis(0));
+  auto t1 = spmd::any_of(t * 0.0 + spmd::where(spmd::real(t) > 0.0, t, Z(0)), spmd::axis(1));
+  auto t2 = spmd::all_of(t, spmd::axis(1));
+  const auto c0 = spmd::allgather(t0);
+  const auto a1 = spmd::allgather(Array<int, 1>(spmd::astype<int>(t1)));  // (no vector<bool> gather)
+  const auto l1 = spmd::allgather(Array<int, 1>(spmd::astype<int>(t2)));
+  for (index_t j = 0; j < 5; ++j) {
+    index_t c = 0;
+    for (index_t i = 0; i < 7; ++i) c += zero_at(i, j) ? 0 : 1;
+    EXPECT_EQ(c0[static_cast<std::size_t>(j)], c) << "count_nonzero(t, axis=0) at " << j;
+  }
+  for (index_t i = 0; i < 7; ++i) {
+    bool any = false, all = true;
+    for (index_t j = 0; j < 5; ++j) {
+      any = any || (!zero_at(i, j) && j % 2 == 0);  // the real-valued nonzeros
+      all = all && !zero_at(i, j);
+    }
+    EXPECT_EQ(static_cast<bool>(a1[static_cast<std::size_t>(i)]), any) << "any(where(real > 0, t, 0), axis=1) at " << i;
+    EXPECT_EQ(static_cast<bool>(l1[static_cast<std::size_t>(i)]), all) << "all(t, axis=1) at " << i;
+  }
+
+  // cumsum along each axis and flat, cumprod along axis 1 (np.cumsum / np.cumprod of complex)
+  const auto a = pattern_array<Z>(7, 5);
+  for (int ax = 0; ax < 2; ++ax) {
+    expect_near(
+        spmd::allgather(spmd::cumsum(a, spmd::axis(ax))), Index<2>{7, 5},
+        [&](const Index<2>& g) {
+          Ref c(0);
+          for (index_t k = 0; k <= g[ax]; ++k) c += ax == 0 ? ref_value(k, g[1]) : ref_value(g[0], k);
+          return c;
+        },
+        1e-14, ax == 0 ? "cumsum(a, axis=0)" : "cumsum(a, axis=1)");
+  }
+  expect_near(
+      spmd::allgather(spmd::cumprod(a * 0.5, spmd::axis(1))), Index<2>{7, 5},
+      [&](const Index<2>& g) {
+        Ref c(1);
+        for (index_t k = 0; k <= g[1]; ++k) c *= ref_value(g[0], k) * 0.5;
+        return c;
+      },
+      1e-14, "cumprod(a * 0.5, axis=1)");
+  expect_near(
+      spmd::allgather(spmd::cumsum(a)), Index<1>{35},
+      [&](const Index<1>& g) {
+        Ref c(0);
+        for (index_t k = 0; k <= g[0]; ++k) c += ref_value(k / 5, k % 5);
+        return c;
+      },
+      1e-14, "cumsum(a) (flat)");
+}
+
 // ---- random complex arrays ------------------------------------------------------------------------
 
 /// The documented recipe (docs/api/random.md): two streams, the second times 1i, one fused
@@ -549,6 +671,9 @@ TEST(Complex, Variance) {
 }
 TEST(Complex, RandomRecipe) {
   RandomRecipe();
+}
+TEST(Complex, OrderAndTruth) {
+  OrderAndTruth();
 }
 #if SPMD_HAVE_HDF5
 TEST(Complex, Checkpoint) {

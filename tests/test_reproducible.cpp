@@ -1,5 +1,5 @@
-// spmd::reproducible: sum, dot, norm2, mean and CG's reproducible mode give the bits of the exact
-// result rounded once, at every rank count (ctest runs 1-4), process grid, thread count (ctest
+// spmd::reproducible: sum, dot, vdot, norm2, mean (real and complex) and CG's reproducible mode give
+// the bits of the exact result rounded once, at every rank count (ctest runs 1-4), process grid, thread count (ctest
 // also runs 1 and 2 ranks with OMP_NUM_THREADS=2 and 3) and work-item form (the GPU's one point
 // per item, through testing::knobs().point_items).
 //
@@ -307,6 +307,88 @@ TEST(Reproducible, EveryProcessGridAndWorkItemForm) {
       EXPECT_TRUE(same_bits(spmd::sum(spmd::reproducible, 2.0 * a + (a - a)), 2 * s));
     }
   }
+}
+
+// Complex operands: each part of sum / mean is the exact sum of the elements' parts rounded
+// once; dot's real part the exact sum of the exact products re(a) re(b) and -im(a) im(b), its
+// imaginary part of re(a) im(b) and im(a) re(b) (vdot with a conjugated; a real operand with a
+// complex one); norm2 sqrt of the exact sum of re^2 + im^2; on a 2-D array of either process
+// grid (halo garbage set), a strided view, the GPU's work-item form, the same bits on every rank.
+TEST(Reproducible, ComplexPartsAreExactSums) {
+  using Z = Kokkos::complex<double>;
+  using spmd::slice;
+  const Index<2> shape{23, 17};
+  const std::size_t n = 23 * 17;
+  const auto ar = wide(n, 21), ai = wide(n, 22), br = wide(n, 23, -40, 40), bi = wide(n, 24, -40, 40);
+  const auto exact = [](std::initializer_list<std::pair<std::vector<double>, std::vector<double>>> terms) {
+    BigSum s;
+    for (const auto& [x, y] : terms)
+      for (std::size_t i = 0; i < x.size(); ++i) s.add_product(x[i], y[i]);
+    return s.round();
+  };
+  const auto neg = [](std::vector<double> v) {
+    for (auto& x : v) x = -x;
+    return v;
+  };
+  const std::vector<double> one(n, 1.0);
+  const int p = world().size();
+  for (int form = 0; form < 2; ++form) {  // rows; one point per work item (the GPU's form)
+    spmd::testing::KnobsGuard guard;
+    spmd::testing::knobs().point_items = form == 1;
+    for (int g = 0; g < 2; ++g) {
+      const auto on_grid = [&](const std::vector<double>& v) {
+        return g == 0 ? from_host<2>(world(), shape, v, {p, 1}) : from_host<2>(world(), shape, v, {1, p});
+      };
+      const auto re_a = on_grid(ar), im_a = on_grid(ai);
+      const auto re_b = from_host<2>(world(), shape, br), im_b = from_host<2>(world(), shape, bi);
+      auto a = spmd::zeros<Z>(re_a.distribution()), b = spmd::zeros<Z>(re_b.distribution());
+      a.fill_with_halo(Z(1e300, -1e300));  // halo garbage must never reach a reduction
+      a = re_a + im_a * Z(0, 1);           // exact: (0 + 1i) * x is (0, x)
+      b = re_b + im_b * Z(0, 1);
+      const std::string what = "grid " + std::to_string(g) + " form " + std::to_string(form);
+      const Z s = spmd::sum(spmd::reproducible, a);
+      EXPECT_TRUE(same_bits(s.real(), exact({{ar, one}}))) << what << ": sum, real part";
+      EXPECT_TRUE(same_bits(s.imag(), exact({{ai, one}}))) << what << ": sum, imaginary part";
+      const Z d = spmd::dot(spmd::reproducible, a, b);
+      EXPECT_TRUE(same_bits(d.real(), exact({{ar, br}, {neg(ai), bi}}))) << what << ": dot, real part";
+      EXPECT_TRUE(same_bits(d.imag(), exact({{ar, bi}, {ai, br}}))) << what << ": dot, imaginary part";
+      const Z v = spmd::vdot(spmd::reproducible, a, b);
+      EXPECT_TRUE(same_bits(v.real(), exact({{ar, br}, {ai, bi}}))) << what << ": vdot, real part";
+      EXPECT_TRUE(same_bits(v.imag(), exact({{ar, bi}, {neg(ai), br}}))) << what << ": vdot, imaginary part";
+      const Z m = spmd::dot(spmd::reproducible, re_a, b);  // real with complex
+      EXPECT_TRUE(same_bits(m.real(), exact({{ar, br}}))) << what << ": dot(real, complex)";
+      EXPECT_TRUE(same_bits(m.imag(), exact({{ar, bi}}))) << what << ": dot(real, complex)";
+      const double n2 = spmd::norm2(spmd::reproducible, a);
+      EXPECT_TRUE(same_bits(n2, std::sqrt(exact({{ar, ar}, {ai, ai}})))) << what << ": norm2";
+      const Z mu = spmd::mean(spmd::reproducible, a);
+      EXPECT_TRUE(same_bits(mu.real(), exact({{ar, one}}) / static_cast<double>(n))) << what << ": mean";
+      EXPECT_TRUE(same_bits(mu.imag(), exact({{ai, one}}) / static_cast<double>(n))) << what << ": mean";
+      // a strided view: a[1::2, ::3]
+      std::vector<double> vr, vi;
+      for (int i = 1; i < 23; i += 2)
+        for (int j = 0; j < 17; j += 3) {
+          vr.push_back(ar[static_cast<std::size_t>(i * 17 + j)]);
+          vi.push_back(ai[static_cast<std::size_t>(i * 17 + j)]);
+        }
+      const Z sv = spmd::sum(spmd::reproducible, a(slice(1, 23, 2), slice(0, 17, 3)));
+      EXPECT_TRUE(same_bits(sv.real(), ref_sum(vr))) << what << ": sum of a view";
+      EXPECT_TRUE(same_bits(sv.imag(), ref_sum(vi))) << what << ": sum of a view";
+      const std::uint64_t mine = bits(s.real()) ^ (bits(d.imag()) * 3) ^ (bits(v.real()) * 5) ^ (bits(n2) * 7);
+      EXPECT_EQ(world().allreduce(mine, spmd::Op::min), world().allreduce(mine, spmd::Op::max)) << what;
+    }
+  }
+  // complex<float>: the parts widened to double exactly, summed exactly
+  std::vector<double> fr = wide(101, 25, -100, 100), fi(101);
+  for (std::size_t i = 0; i < fr.size(); ++i) {
+    fr[i] = static_cast<double>(static_cast<float>(fr[i]));
+    fi[i] = static_cast<double>(static_cast<float>(std::ldexp(1.0 + static_cast<double>(i), -20)));
+  }
+  const auto rf = from_host<1>(world(), Index<1>{101}, fr), imf = from_host<1>(world(), Index<1>{101}, fi);
+  auto af = spmd::zeros<Kokkos::complex<float>>(rf.distribution());
+  af = rf + imf * Kokkos::complex<float>(0, 1);
+  const Z sf = spmd::sum(spmd::reproducible, af);
+  EXPECT_TRUE(same_bits(sf.real(), ref_sum(fr)));
+  EXPECT_TRUE(same_bits(sf.imag(), ref_sum(fi)));
 }
 
 // The CPU's large accumulator (one chunk per sign and exponent) wraps a chunk past 2^64 after

@@ -2,7 +2,8 @@
 /// \file reduce.hpp
 /// Reductions of distributed data: sum, prod, min, max, mean, dot, vdot, norm2, norm_inf, argmin,
 /// argmax, count_nonzero, count_if, any_of, all_of. Complex elements: sum, prod, mean, dot, vdot
-/// complex, norm2 real; min, max, norm_inf, argmin, argmax do not compile (no order). All Collective: every rank of the
+/// complex, norm2 real, the truth reductions true when nonzero; min, max, norm_inf, argmin, argmax
+/// do not compile (no order). All Collective: every rank of the
 /// operand's communicator calls them and every rank gets the same result.
 ///
 /// One path for every operand: an Array, a slice (ArrayView) or an expression (expr.hpp) is

@@ -15,11 +15,12 @@
 /// argsort(x) is NumPy's `argsort(x, kind="stable")` exactly and sort(x) is its value order.
 /// NaNs go last, as in NumPy; unique gives one NaN for all of them (np.unique's default
 /// equal_nan=True); -0.0 and 0.0 are equal keys. Keys: arithmetic element types other than
-/// bool. The local sort and the merge run on the host on every build (Kokkos 3.4 has no
-/// comparison sort): on a GPU the block is copied to a host mirror and the result back (see
-/// docs/api/sort.md). An operand that
-/// is a view or an expression is copied into a new array first. Errors (a null array, host memory
-/// exhausted on some rank, a bucket larger than an MPI message) are agreed: the same
+/// bool, and complex ones in NumPy's order: by real part, then imaginary part, with those that
+/// have NaN parts last in the classes R + Rj < R + nanj < nan + Rj < nan + nanj (each class by
+/// its parts that are numbers; unique gives one for all of them, as NumPy). The local sort and the merge run on the
+/// host on every build (Kokkos 3.4 has no comparison sort): on a GPU the block is copied to a host mirror and the
+/// result back (see docs/api/sort.md). An operand that is a view or an expression is copied into a new array first.
+/// Errors (a null array, host memory exhausted on some rank, a bucket larger than an MPI message) are agreed: the same
 /// spmd::Error on every rank.
 
 #include <Kokkos_Core.hpp>

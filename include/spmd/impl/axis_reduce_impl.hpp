@@ -77,7 +77,9 @@ struct AxisPartial {
   Acc cdiv;
   template <class V>
   KOKKOS_FORCEINLINE_FUNCTION void add(Acc& acc, const V v, const Acc c) const {
-    if constexpr (F == Map::nonzero) {
+    if constexpr (F == Map::nonzero && is_complex_v<V>) {
+      R::add(acc, static_cast<Acc>(v == V(0) ? 0 : 1));  // a complex value is true when nonzero
+    } else if constexpr (F == Map::nonzero) {
       R::add(acc, static_cast<Acc>(v ? 1 : 0));
     } else {
       if (center) {

@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <array>
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -136,19 +137,19 @@ constexpr bool exact_on_host() {
   return Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
 }
 
-/// The exactly summed map F of e's elements, rounded once; the same on every rank. Collective.
-/// `nonempty`: a zero-size operand is an error. An argument error met on some ranks only is
-/// agreed in the exact all-reduce (exact_allreduce). Host spaces fold into large accumulators
-/// (ExactHostRule), devices and the GPU's item form (impl::Forms::point_items) into small
-/// ones (ExactRule): the same exact integers either way. Collective.
+/// This rank's exact fold of map F of e's elements, added into `acc` (exactly). An argument error
+/// met here (`nonempty`: a zero-size operand is one) leaves acc as it was and is kept in `error`
+/// (the first one), to be agreed in exact_allreduce. Host spaces fold into large accumulators
+/// (ExactHostRule), devices and the GPU's item form (impl::Forms::point_items) into small ones
+/// (ExactRule): the same exact integers either way. Local.
 template <ExactMap F, class Exec, class E>
-double reduce_exact(const Exec& exec, const char* fn, const char* label, const E& e, bool nonempty = false) {
+void exact_fold(ExactSum& acc, std::string& error, const Exec& exec, const char* fn, const char* label, const E& e,
+                bool nonempty = false) {
   static_assert(std::is_arithmetic_v<typename E::value_type>,
-                "spmd::reproducible: reproducible reductions take real or integer elements");
+                "spmd::reproducible: reproducible reductions take real, integer or complex elements");
   constexpr int M = E::rank;
-  const Comm& comm = reduction_comm(fn, e);
-  std::string error;
-  ExactSums<1> local = local_part<ExactRule<1>>(error, [&] {
+  std::string mine;
+  const ExactSums<1> local = local_part<ExactRule<1>>(mine, [&] {
     if (nonempty) require_nonempty_expr(fn, e);
     return bind_for_reduction(exec, fn, e, [&](const auto& src, const Box<M>& box, bool contig, const auto&) {
       using Src = std::decay_t<decltype(src)>;
@@ -168,8 +169,31 @@ double reduce_exact(const Exec& exec, const char* fn, const char* label, const E
       return fold(ExactRule<1>{});
     });
   });
-  exact_allreduce(comm, local, error);
-  return exact_round(local.s[0]);
+  if (!mine.empty() && error.empty()) error = mine;
+  exact_join(acc, local.s[0]);
+}
+
+/// K exact sums, each the exact folds that `folds(sums, error)` adds into sums.s[k], combined
+/// over the ranks of `comm` (one MPI_Allreduce; an error met on some ranks is agreed there) and
+/// rounded once each: the same bits on every rank. Collective.
+template <int K, class Folds>
+std::array<double, K> exact_sums(const Comm& comm, const Folds& folds) {
+  ExactSums<K> sums;
+  ExactRule<K>::init(sums);
+  std::string error;
+  folds(sums, error);
+  exact_allreduce(comm, sums, error);
+  std::array<double, K> r{};
+  for (int k = 0; k < K; ++k) r[k] = exact_round(sums.s[k]);
+  return r;
+}
+
+/// The exactly summed map F of e's elements, rounded once; the same on every rank. Collective.
+template <ExactMap F, class Exec, class E>
+double reduce_exact(const Exec& exec, const char* fn, const char* label, const E& e, bool nonempty = false) {
+  return exact_sums<1>(reduction_comm(fn, e), [&](ExactSums<1>& s, std::string& error) {
+    exact_fold<F>(s.s[0], error, exec, fn, label, e, nonempty);
+  })[0];
 }
 
 }  // namespace spmd::impl

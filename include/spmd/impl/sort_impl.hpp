@@ -20,7 +20,8 @@
 // Host memory on every build: Kokkos 3.4 has no comparison sort (Kokkos::sort is a bin sort,
 // not stable, without a comparator; Kokkos 4.x's sort with a comparator is not in 3.4), so on a
 // GPU the keys are copied to a host mirror and sorted there, and the result is copied back. NaNs
-// go last, as in NumPy (they compare greater than every number, equal to each other).
+// go last, as in NumPy (they compare greater than every number, equal to each other); complex
+// keys sort as NumPy sorts them (real part, then imaginary part; see key_order).
 
 #include <Kokkos_Core.hpp>
 
@@ -45,29 +46,49 @@ struct SortItem {
   index_t index;
 };
 
-/// True for a NaN key (never for integers). Local.
+/// True for a NaN key (never for integers; a complex key with a NaN part). Local.
 template <class T>
 bool nan_key(const T v) {
-  if constexpr (std::is_floating_point_v<T>)
+  if constexpr (is_complex_v<T>)
+    return std::isnan(v.real()) || std::isnan(v.imag());
+  else if constexpr (std::is_floating_point_v<T>)
     return std::isnan(v);
   else
     return false;
 }
 
-/// NumPy's order of keys (NaNs last, equal to each other), then the global index: a strict total
-/// order of the pairs, so any sort of pairs by it is a stable sort of the keys.
+/// -1, 0 or 1 as a comes before, with or after b in NumPy's order of keys: numbers by value,
+/// NaNs last and equal to each other; complex keys by real part, then imaginary part, and those
+/// with NaN parts last in NumPy's classes R + Rj, R + nanj, nan + Rj, nan + nanj (in each class
+/// by the parts that are numbers). Local.
+template <class T>
+int key_order(const T a, const T b) {
+  const auto cmp = [](auto x, auto y) { return x < y ? -1 : (y < x ? 1 : 0); };
+  if constexpr (is_complex_v<T>) {
+    const auto cls = [](const T v) { return (std::isnan(v.real()) ? 2 : 0) + (std::isnan(v.imag()) ? 1 : 0); };
+    const int ca = cls(a), cb = cls(b);
+    if (ca != cb) return ca < cb ? -1 : 1;
+    const int re = ca & 2 ? 0 : cmp(a.real(), b.real());
+    return re != 0 || ca & 1 ? re : cmp(a.imag(), b.imag());
+  } else {
+    const bool an = nan_key(a), bn = nan_key(b);
+    if (an || bn) return an == bn ? 0 : (an ? 1 : -1);
+    return cmp(a, b);
+  }
+}
+
+/// NumPy's order of keys (key_order), then the global index: a strict total order of the pairs,
+/// so any sort of pairs by it is a stable sort of the keys.
 template <class T>
 struct SortLess {
   bool operator()(const SortItem<T>& a, const SortItem<T>& b) const {
-    if (a.key < b.key) return true;
-    if (b.key < a.key) return false;
-    const bool an = nan_key(a.key), bn = nan_key(b.key);
-    if (an != bn) return bn;  // a number before a NaN
-    return a.index < b.index;
+    const int c = key_order(a.key, b.key);
+    return c != 0 ? c < 0 : a.index < b.index;
   }
 };
 
-/// The same key for unique (NaNs collapse into one, as np.unique's equal_nan=True). Local.
+/// The same key for unique: equal, or both NaN (np.unique's equal_nan=True; for complex keys
+/// every key with a NaN part is one, as NumPy has it). Local.
 template <class T>
 bool same_key(const T a, const T b) {
   return a == b || (nan_key(a) && nan_key(b));
@@ -265,8 +286,10 @@ auto piece_values(const SortedPiece<T>& piece) {
 /// communicator (balanced blocks: the input's), on `exec`. Collective.
 template <bool Keys, class Exec, class T, class Mem>
 auto sort_array(const Exec& exec, const char* fn, const char* label, const Array<T, 1, Mem>& x) {
-  static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>,
-                "spmd::sort / spmd::argsort: keys must be of an arithmetic type other than bool (astype<int> first)");
+  static_assert(
+      (std::is_arithmetic_v<T> || is_complex_v<T>)&&!std::is_same_v<T, bool>,
+      "spmd::sort / spmd::argsort: keys must be of an arithmetic or complex type other than bool (astype<int> "
+      "first)");
   static_assert(Kokkos::SpaceAccessibility<Exec, Mem>::accessible,
                 "spmd::sort: the execution space instance must be able to access the array");
   if (x.is_null()) throw Error::replicated(str(fn, ": operand is a null array"));
@@ -281,8 +304,8 @@ auto sort_array(const Exec& exec, const char* fn, const char* label, const Array
 /// distribution of their count over x's communicator, on `exec`. Collective.
 template <class Exec, class T, class Mem>
 Array<T, 1, Mem> unique_array(const Exec& exec, const char* fn, const Array<T, 1, Mem>& x) {
-  static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>,
-                "spmd::unique: keys must be of an arithmetic type other than bool (astype<int> first)");
+  static_assert((std::is_arithmetic_v<T> || is_complex_v<T>)&&!std::is_same_v<T, bool>,
+                "spmd::unique: keys must be of an arithmetic or complex type other than bool (astype<int> first)");
   if (x.is_null()) throw Error::replicated(str(fn, ": operand is a null array"));
   const Region region("spmd::sort::unique");
   const Comm& comm = x.comm();
