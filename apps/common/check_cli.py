@@ -10,8 +10,9 @@
   hang);
 - exit status 1, one message, when --json cannot be written (/dev/full, a missing directory) and
   for a huge problem (naming the bytes per rank, before any allocation); cg_solver: for a
-  non-square Matrix Market file ("is not square (3 x 4)") and one whose declared size fits rank
-  0's memory but not rank 1's (under ulimit -v), before the file is read;
+  non-square Matrix Market file ("is not square (3 x 4)"), one declared beyond every rank's memory
+  (on GPU builds: the GPU's free memory named) and, on host builds, one whose declared size fits
+  rank 0's memory but not rank 1's (under ulimit -v), before the file is read;
 - exit status 3 when a check fails, 2 when cg_solver does not converge; the JSON says so.
 
 usage: check_cli.py APP MPIEXEC APP_EXE WORKDIR
@@ -202,15 +203,34 @@ if not re.search(r"needs \d+ bytes \(\S+ [KMGTPE]?i?B\) per rank", out):
     sys.exit(f"FAIL: the huge problem's message does not give the bytes per rank:\n{out}")
 if app == "cg_solver":
     # A Matrix Market file's declared size is checked before the file is read: a non-square
-    # matrix in one line giving its size, and a matrix that fits one rank's memory but not the
-    # other's (rank 1 under an address-space limit, ulimit -v) refused alike on every rank, once,
-    # never MPI_Abort or Kokkos' allocation error on one rank.
+    # matrix in one line giving its size, a matrix beyond every rank's memory, and (host builds)
+    # one that fits one rank's memory but not the other's (rank 1 under an address-space limit,
+    # ulimit -v), refused alike on every rank, once, never MPI_Abort or Kokkos' allocation error
+    # on one rank.
     nonsquare = os.path.join(work, "nonsquare.mtx")
     with open(nonsquare, "w") as f:
         f.write("%%MatrixMarket matrix coordinate real general\n3 4 2\n1 1 1\n3 4 1\n")
     mm = ["--problem", "mm", "--file", nonsquare, "--method", "gmres"]
     rc, out = launch(mm)
     expect("a non-square matrix", rc, out, E["error"], once=[f"the matrix in '{nonsquare}' is not square (3 x 4)"])
+    # A declared size beyond every rank's memory (2e10 rows and entries: about 240 GB per rank at
+    # 2 ranks, beyond the node's memory here and an H200's 139 GiB on a GPU build): refused on
+    # every rank, naming where its limit comes from (the GPU's free memory on device builds).
+    backend = apptest.run(mpiexec, exe, 2, SMALL, os.path.join(work, "backend.json"))["backend"]
+    on_device = backend.lower() in ("cuda", "hip", "sycl")
+    vast = os.path.join(work, "vast.mtx")
+    with open(vast, "w") as f:
+        f.write("%%MatrixMarket matrix coordinate real general\n20000000000 20000000000 20000000000\n1 1 1\n")
+    rc, out = launch(["--problem", "mm", "--file", vast, "--method", "gmres"])
+    expect("a matrix beyond every rank's memory", rc, out, E["error"], once=[" per rank on rank "],
+           never=[r"Kokkos failed to allocate", r"bad_alloc", r"MPI_Abort", r"terminate called"])
+    if on_device and "free memory of this rank's GPU" not in out:
+        sys.exit(f"FAIL: on a {backend} build the limit is the GPU's free memory:\n{out}")
+if app == "cg_solver" and on_device:
+    # ulimit -v does not apply: CUDA reserves far more address space than 3 GiB when it starts,
+    # and a rank's arrays live in its GPU's memory (the check above).
+    print(f"skipped on {backend}: a matrix beyond one rank's address-space limit (ulimit -v)")
+elif app == "cg_solver":
     big = os.path.join(work, "big.mtx")  # 3e7 rows and entries: about 3.0 GiB per rank at 2 ranks
     with open(big, "w") as f:
         f.write("%%MatrixMarket matrix coordinate real general\n30000000 30000000 30000000\n1 1 1\n")
