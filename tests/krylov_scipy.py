@@ -84,7 +84,7 @@ def write_mtx(path, a):
         f.write("%%MatrixMarket matrix coordinate real general\n")
         f.write(f"{a.shape[0]} {a.shape[1]} {a.nnz}\n")
         for r, c, v in zip(a.row, a.col, a.data):
-            f.write(f"{r + 1} {c + 1} {v!r}\n")
+            f.write(f"{r + 1} {c + 1} {float(v)!r}\n")
 
 
 def rhs(n, seed):
@@ -155,7 +155,7 @@ for name, a, b, runs, ranks in cases:
         key = f"{name}/{method}/{precond}/{restart}/{rtol:g}/{atol:g}"
         expect[key] = (a, b, method, precond, restart, rtol, atol, scipy_solve(a, b, method, precond, restart, rtol, atol,
                                                                                 maxiter), ranks)
-        lines.append((ranks, f"{key} {method} {precond} {max(restart, 1)} {rtol!r} {atol!r} {maxiter} {mtx} {rhs_path}"))
+        lines.append((ranks, f"{key} {method} {precond} {max(restart, 1)} {float(rtol)!r} {float(atol)!r} {maxiter} {mtx} {rhs_path}"))
 
 failures, rows = [], []
 for np_ in all_ranks:

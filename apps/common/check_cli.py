@@ -213,7 +213,7 @@ if app == "cg_solver":
     mm = ["--problem", "mm", "--file", nonsquare, "--method", "gmres"]
     rc, out = launch(mm)
     expect("a non-square matrix", rc, out, E["error"], once=[f"the matrix in '{nonsquare}' is not square (3 x 4)"])
-    # A declared size beyond every rank's memory (2e10 rows and entries: about 240 GB per rank at
+    # A declared size beyond every rank's memory (2e10 rows and entries: about 2 TiB per rank at
     # 2 ranks, beyond the node's memory here and an H200's 139 GiB on a GPU build): refused on
     # every rank, naming where its limit comes from (the GPU's free memory on device builds).
     backend = apptest.run(mpiexec, exe, 2, SMALL, os.path.join(work, "backend.json"))["backend"]

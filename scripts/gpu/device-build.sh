@@ -23,7 +23,9 @@
 # Usage: scripts/gpu/device-build.sh [CARRY]   (default <repo>/.carry; git-ignored)
 # Environment: SPMD_JOBS, SPMD_DEV_ROOT, SPMD_DEV_TARGETS (build only these targets; the pack
 # then holds what exists), SPMD_DEV_PACK_ONLY=1 (pack the existing build), SPMD_DEV_CMAKE_ARGS
-# (more configure arguments, split at spaces).
+# (more configure arguments, split at spaces), SPMD_DEV_PACK_EXCLUDE (paths under the build left
+# out of the pack, split at spaces, e.g. "tests/test_io apps/cfd": two packs of one build when
+# the whole does not fit a device call's 64 MiB).
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 carry=${1:-$SPMD_ROOT/.carry}
 dev=${SPMD_DEV_ROOT:-/tmp/spmd-dev}
@@ -110,8 +112,11 @@ log "carried libraries: lib/ $(ls "$dev/lib" | tr '\n' ' '); lib-fallback/ $(ls 
 # The build tree without objects, static libraries and dependency files; binaries stripped.
 stage=$(mktemp -d "${TMPDIR:-/tmp}/spmd-dev-pack.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
+excludes=()
+for x in ${SPMD_DEV_PACK_EXCLUDE:-}; do excludes+=("--exclude=${dev#/}/build/$x"); done
 tar -C / --exclude='*.o' --exclude='*.a' --exclude='*.d' --exclude='CMakeFiles/*.dir' --exclude='*.log' \
-  --exclude='Testing' --exclude='install-test' --exclude='consumer-build*' -cf - "${dev#/}" | tar -C "$stage" -xf -
+  --exclude='Testing' --exclude='install-test' --exclude='consumer-build*' "${excludes[@]}" -cf - "${dev#/}" |
+  tar -C "$stage" -xf -
 find "$stage" -type f \( -perm -u+x -o -name '*.so*' \) -exec sh -c \
   'head -c4 "$1" | grep -q ELF && strip --strip-unneeded "$1"' _ {} \;
 cp "$SPMD_ROOT/scripts/gpu/run-carried.sh" "$SPMD_ROOT/scripts/gpu/gpu-lib.sh" "$carry/"
