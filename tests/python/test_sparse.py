@@ -287,3 +287,36 @@ def test_norm_and_scalar_ufuncs(rng):
     assert float(sa.linalg.norm(sa.arange(5))) == pytest.approx(np.linalg.norm(np.arange(5)), rel=1e-15)
     # a scalar's ufunc is NumPy's (the same value on every rank): np.sqrt(rr) in a solver loop
     assert sa.sqrt(2.0) == np.sqrt(2.0) and sa.abs(-3) == 3 and sa.exp(np.float64(1.0)) == np.exp(1.0)
+
+
+def test_ranks_owning_no_rows(rng, comm):
+    # 2 rows: at 3-4 ranks some ranks own none (an empty block, indptr [0]) and still take part
+    g = sp.csr_matrix(np.array([[2.0, -1.0], [-1.0, 2.0]]))
+    lo, hi = ssp.owned_rows(2)
+    A = ssp.csr_matrix(g[lo:hi])
+    assert A.shape == (2, 2) and A.nnz == 4 and A.local_nnz == 2 * (hi - lo)
+    assert_close((A @ sa.array([1.0, 3.0])).gather(), np.array([-1.0, 5.0]), np.array([5.0, 7.0]))
+    x, info = sa.linalg.cg(A, sa.array([1.0, 1.0]), rtol=1e-12)
+    assert info == 0
+    np.testing.assert_allclose(x.gather(), [1.0, 1.0], rtol=1e-12)
+
+
+def test_cg_inputs(rng):
+    A, ref = ssp.poisson2d(6, 5), scipy_poisson((6, 5))
+    bn = rng.standard_normal(30)
+    big = sa.array(np.repeat(bn, 2))
+    # b as a strided view and as an expression, x0 as a view: copied onto the rows' layout
+    for b in (big[::2], sa.array(bn) * 1.0):
+        x, info = sa.linalg.cg(A, b, x0=sa.ones(60)[1::2], rtol=1e-10)
+        assert info == 0
+        assert np.linalg.norm(bn - ref @ x.gather()) <= 1.1e-10 * np.linalg.norm(bn)
+    with pytest.raises(ValueError, match="shape"):
+        sa.linalg.cg(A, sa.ones(29))
+    with pytest.raises(ValueError, match="square"):
+        sa.linalg.cg(ssp.csr_matrix(sp.csr_matrix(np.ones((4, 3)))[slice(*ssp.owned_rows(4))]), sa.ones(4))
+    with pytest.raises(ValueError, match="rtol"):
+        sa.linalg.cg(A, sa.ones(30), rtol=-1.0)
+    # a NaN in b: the library's nan_or_inf, info -2
+    bad = sa.array(np.where(np.arange(30) == 7, np.nan, bn))
+    _, info, r = sa.linalg.cg(A, bad, return_info=True)
+    assert info == -2 and r.reason == "nan_or_inf" and not r.converged
