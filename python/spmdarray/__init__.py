@@ -799,16 +799,21 @@ def copy(a):
     return a.copy()
 
 
-def _fn(op):
+def _fn(op, numpy_name):
+    ufunc = getattr(np, numpy_name)
+
     def f(x):
+        if is_scalar(x):  # a scalar is the same on every rank: NumPy's value (np.sqrt(rr) in a solver loop)
+            return ufunc(x)
         return _expr.make(op, x)
     f.__name__ = op
     return f
 
 
-sqrt, exp, log, sin, cos = _fn("sqrt"), _fn("exp"), _fn("log"), _fn("sin"), _fn("cos")
-abs = absolute = _fn("abs")
-negative = _fn("neg")
+sqrt, exp, log = _fn("sqrt", "sqrt"), _fn("exp", "exp"), _fn("log", "log")
+sin, cos = _fn("sin", "sin"), _fn("cos", "cos")
+abs = absolute = _fn("abs", "absolute")
+negative = _fn("neg", "negative")
 
 
 def minimum(a, b):
@@ -1369,3 +1374,10 @@ def from_local(x, like, dtype=None):
 
 
 __all__ += ["from_local"]
+
+
+# ---- sparse matrices and CG (issue 28): spmdarray.sparse, spmdarray.linalg ----------------------
+
+from . import linalg, sparse  # noqa: E402  (they need the names above)
+
+__all__ += ["linalg", "sparse"]

@@ -1,12 +1,14 @@
 // spmdarray._core: the compiled half of the Python package (python/spmdarray/ is the other). It
 // holds the runtime (MPI through mpi4py or the library, then Kokkos), communicators, the
 // type-erased array (Holder) and the entry points the pure-Python layer calls: creation, data
-// in and out, conversions, halo exchange, and fused programs (assignment and reductions).
+// in and out, conversions, halo exchange, fused programs (assignment and reductions), and the
+// sparse matrices and CG of spmdarray.sparse / spmdarray.linalg (sparse.cpp).
 // spmd::Error becomes spmdarray.Error (a RuntimeError) with the library's message.
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -20,6 +22,7 @@
 #include "gen.hpp"
 #include "shape.hpp"
 #include "program.hpp"
+#include "sparse.hpp"
 
 namespace nb = nanobind;
 using namespace spmd;
@@ -63,6 +66,7 @@ void init() {
   if (!runtime()) runtime() = std::make_unique<Runtime>(fake_argc, fake_argv);
 }
 void finalize() {
+  release_matrices();
   release_parents();
   for (auto& w : comms())
     if (auto b = w.lock()) b->c.reset();  // frees the duplicate now, whoever holds the Python object
@@ -318,4 +322,55 @@ NB_MODULE(_core, m) {
   m.def("local_block", &spmd::py::local_block);
   m.def("any_rank", &spmd::py::any_rank);
   m.def("sort", [](int op, const Holder& h) { return spmd::py::sort(static_cast<SortOp>(op), h); });
+
+  // ---- sparse matrices and CG (spmdarray.sparse, spmdarray.linalg; sparse.cpp) ----
+  using I64Vec = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+  using F64Vec = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+  nb::class_<Csr>(m, "CsrMatrix")
+      .def("info",
+           [](const Csr& a) {
+             const CsrInfo i = csr_info(a);
+             nb::dict d;
+             d["rows"] = i.rows;
+             d["cols"] = i.cols;
+             d["nnz"] = i.nnz;
+             d["local_nnz"] = i.local_nnz;
+             d["row_lo"] = i.row_lo;
+             d["row_hi"] = i.row_hi;
+             d["col_lo"] = i.col_lo;
+             d["col_hi"] = i.col_hi;
+             d["label"] = i.label;
+             return d;
+           })
+      .def("comm", [](const Csr& a) { return wrap(csr_comm(a)); })
+      .def("fits_columns", &csr_fits_columns)
+      .def("fits_rows", &csr_fits_rows)
+      .def("matvec", &csr_matvec)
+      .def("diagonal", &csr_diagonal);
+  m.def("owned_rows", [](const PyComm& comm, index_t n) { return owned_rows(comm_of(comm), n); });
+  m.def("csr_from_local", [](const PyComm& comm, index_t nrows, index_t ncols, index_t block_cols, I64Vec indptr,
+                             I64Vec indices, F64Vec data, const std::string& label) {
+    if (indices.shape(0) != data.shape(0))
+      throw Error::replicated("spmdarray.sparse.csr_matrix: internal error: indices and data differ in length");
+    return csr_from_local(comm_of(comm), nrows, ncols, block_cols, indptr.data(), indptr.shape(0), indices.data(),
+                          data.data(), data.shape(0), label);
+  });
+  m.def("csr_poisson",
+        [](const PyComm& comm, const std::vector<index_t>& shape) { return csr_poisson(comm_of(comm), shape); });
+  m.def("csr_convection_diffusion2d", [](const PyComm& comm, index_t nx, index_t ny, double peclet) {
+    return csr_convection_diffusion2d(comm_of(comm), nx, ny, peclet);
+  });
+  m.def("csr_cg", [](const Csr& a, const Holder& b, const Holder& x, double rtol, double atol, int max_iters,
+                     bool jacobi, bool reproducible, bool history) {
+    const CgOutcome r = csr_cg(a, b, x, rtol, atol, max_iters, jacobi, reproducible, history);
+    nb::dict d;
+    d["converged"] = r.converged;
+    d["reason"] = r.reason;
+    d["detail"] = r.detail;
+    d["iterations"] = r.iterations;
+    d["residual"] = r.residual;
+    d["true_residual"] = r.true_residual;
+    d["history"] = r.history;
+    return d;
+  });
 }
