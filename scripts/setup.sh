@@ -34,7 +34,8 @@ fi
 # ---------------------------------------------------------------------------------------------
 pkgs=(build-essential cmake pkg-config mpich libmpich-dev libhdf5-mpich-dev hdf5-tools
       libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev zlib1g-dev librandom123-dev libfftw3-dev
-      python3-numpy python3-h5py python3-matplotlib dpkg-dev clang-format doxygen)
+      python3-numpy python3-h5py python3-matplotlib python3-scipy python3-dev python3-venv dpkg-dev clang-format
+      doxygen)
 if [[ "${SPMD_SKIP_APT:-0}" != 1 ]]; then
   missing=()
   for p in "${pkgs[@]}"; do

@@ -357,6 +357,46 @@ TEST(Krylov, BicgstabAgreesWithSerialBicgstab) {
   }
 }
 
+// A claim of the recursive residual that the true one does not meet restarts BiCGStab from x
+// while the true residual keeps decreasing. From an initial guess far from the solution the
+// recursion's roundoff (about eps ||A|| max ||x_k||) exceeds the tolerance: the first claim
+// misses, the restart from b - A x (now small updates) meets it. Before the restart this ended
+// in residual_mismatch. Below the attainable accuracy the restarts stop when the true residual
+// stalls: residual_mismatch.
+TEST(Krylov, BicgstabRestartsFromTheTrueResidual) {
+  const HostCsr h = serial_convdiff(17, 13, 80.0);
+  const Csr A = distribute(h);
+  const Vec hb = h(random_vector(static_cast<std::size_t>(h.n), 12));
+  const auto b = from_host(A, hb, "b");
+  for (double scale : {1e8, 1e9, 1e10}) {
+    Vec far = random_vector(static_cast<std::size_t>(h.n), 13);
+    for (double& v : far) v *= scale;
+    auto x = from_host(A, far, "x");
+    sv::SolverOptions o;
+    o.rtol = 1e-9;
+    o.max_iters = 1000;
+    const auto res = sv::bicgstab(A, b, x, o);
+    EXPECT_TRUE(res.converged) << scale << ": " << sv::to_string(res.reason) << " " << res.detail;
+    EXPECT_GE(res.replacements, 1) << scale << ": the first claim met the tolerance (the restart was not exercised)";
+    EXPECT_LE(relative_residual(h, hb, spmd::allgather(x)), 1.1 * o.rtol) << scale;
+    std::printf("[ info ] bicgstab from ||x0|| ~ %g: %s after %d iterations, %d restarts\n", scale,
+                sv::to_string(res.reason), res.iterations, res.replacements);
+  }
+  auto x = A.make_vector("x");
+  sv::SolverOptions o;
+  o.rtol = 1e-19;
+  o.max_iters = 2000;
+  const auto res = sv::bicgstab(A, b, x, o);
+  EXPECT_FALSE(res.converged);
+  EXPECT_GT(relative_residual(h, hb, spmd::allgather(x)), o.rtol);
+  if (res.reason == sv::Reason::residual_mismatch) {
+    EXPECT_GE(res.replacements, 1);
+    EXPECT_LT(res.iterations, o.max_iters);
+  }
+  std::printf("[ info ] bicgstab, rtol 1e-19: %s after %d iterations, %d restarts\n", sv::to_string(res.reason),
+              res.iterations, res.replacements);
+}
+
 TEST(Krylov, FgmresWithAFixedPreconditionerIsGmres) {
   const HostCsr h = serial_convdiff(17, 13, 300.0);
   const Csr A = distribute(h);

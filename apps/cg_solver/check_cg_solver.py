@@ -71,7 +71,12 @@ if mode == "restart":
                                   "matrix-free", "--pipelined", "--precond", "jacobi"])
     check_restart("gmres", ["--problem", "convdiff2d", "--n", "24", "--peclet", "200", "--tol", "1e-10", "--method",
                             "gmres", "--gmres-restart", "8", "--precond", "jacobi"])
-    check_restart("bicgstab-chebyshev", ["--problem", "convdiff2d", "--n", "40", "--peclet", "500", "--tol", "1e-12",
+    # A Peclet number where BiCGStab with Chebyshev converges smoothly (48 iterations at 1-4 ranks, the
+    # residual histories equal to 6 digits). At Peclet 500 the Chebyshev interval (real, from a power
+    # estimate) misfits the operator's complex spectrum: the residual rose to 2e3 ||b|| before a late
+    # convergence at 1-2 ranks, and the 3-rank run (another summation order) broke down at iteration
+    # 23 - a chaotic iteration, where a restart at another rank count says nothing.
+    check_restart("bicgstab-chebyshev", ["--problem", "convdiff2d", "--n", "64", "--peclet", "10", "--tol", "1e-12",
                                          "--method", "bicgstab", "--precond", "chebyshev"], err_rtol=0.5)
 elif mode == "mm":
     # A = 2-D Laplacian on 15 x 15 plus 0.5 I, the lower triangle of a symmetric file.

@@ -18,8 +18,9 @@ A's rows are distributed as the vectors' (every rank generates its own rows), `A
 library's overlapped SpMV, each update one fused pass, each dot product one allreduce.
 
 The updates are in place (`x += alpha * p`, `p[:] = r + beta * p`), as allocation-conscious NumPy
-code writes them: with spmdarray, `x = x + alpha * p` would rebind x to a lazy expression that
-grows every iteration (docs/python.md, "Examples").
+code writes them: one fused pass each. `x = x + alpha * p` gives the same values with spmdarray
+too, through more passes (a rebound lazy expression is evaluated when an operand is written or
+the tree grows long: docs/python.md, "Expressions keep their values").
 tests/python/test_examples.py runs both versions and compares them.
 """
 

@@ -14,6 +14,7 @@ import atexit
 import builtins as _builtins  # sum, min, max, any, all are NumPy's names here
 import numbers
 import operator
+import sys as _sys
 
 import numpy as np
 
@@ -461,11 +462,13 @@ class ndarray:
 
     # -- in place (Collective) --
     def _inplace(self, op, other):
+        # other is a temporary when only the statement holds it (a += b * c): not settled
+        temp = other if type(other) is Expr and _sys.getrefcount(other) <= _IADD_BASE else None
         e = _expr.make(op, self, other)
         if not np.can_cast(e.dtype, self.dtype, casting="same_kind"):
             raise TypeError(f"spmdarray: cannot cast the {op} result from {e.dtype} to {self.dtype} in place "
                             "(NumPy's same_kind rule)")
-        _assign(self, e)
+        _assign(self, e, temp)
         return self
 
     def __iadd__(self, o):
@@ -510,6 +513,141 @@ def _materialize(n, dtype=None):
     out = empty(n.shape, d, comm=_comm_of(n))
     _assign(out, n)
     return out
+
+
+_expr.MATERIALIZE = _materialize
+
+
+def _reads(n, pid, memo):
+    """Whether expression n reads an array of parent pid (through any sub-expression)."""
+    r = memo.get(id(n))
+    if r is None:
+        r = False
+        for a in n.args:
+            t = type(a)
+            if t is Expr:
+                if _reads(a, pid, memo):
+                    r = True
+                    break
+            elif hasattr(a, "_h") and a._h.parent_id == pid:
+                r = True
+                break
+        memo[id(n)] = r
+    return r
+
+
+def _outside_refs(nodes, parents):
+    """Each node's reference count less the times live trees' arguments name it (`parents`:
+    id(node) -> that number). Compared with _HELD_BASE, that of a node only its parents hold
+    (measured by _calibrate on this interpreter, through this same function), it says whether
+    something else holds the node - a user's variable, a container - as NumPy's temporary
+    elision decides on reference counts. Local."""
+    out = []
+    for e in nodes:
+        out.append(_sys.getrefcount(e) - parents.get(id(e), 0))
+    return out
+
+
+class _IaddProbe:
+    """ndarray's in-place operator path, to measure a temporary operand's reference count."""
+
+    def __iadd__(self, o):
+        return self._inplace("add", o)
+
+    def _inplace(self, op, other):
+        global _IADD_BASE
+        _IADD_BASE = _sys.getrefcount(other)
+        return self
+
+
+def _census(live, root, temp=None):
+    """The live expressions (dropping dead references from `live`), the number of references
+    they hold to expressions, and the sum of their reference counts but root's and temp's (each
+    counted with this function's own references, _CENSUS_BASE of them). Local."""
+    alive = []
+    refs = []
+    links = 0
+    extra = 0
+    for r in live:
+        e = r()
+        if e is not None:
+            alive.append(e)
+            refs.append(r)
+            links += e.kids
+            if e is not root and e is not temp:
+                extra += _sys.getrefcount(e)
+    live[:] = refs
+    return alive, links, extra
+
+
+def _calibrate():
+    """_HELD_BASE and _IADD_BASE on this interpreter (its own references of lists, loop
+    variables and call frames differ between Python versions)."""
+    global _HELD_BASE
+    f64 = np.dtype(np.float64)
+    t = Expr("neg", (1.0,), f64, ())
+    p = Expr("neg", (t,), f64, ())
+    nodes = [t]
+    del t
+    _HELD_BASE = _outside_refs(nodes, {id(nodes[0]): 1})[0]
+    global _CENSUS_BASE
+    _, links, extra = _census([_expr._ref(nodes[0])], None)
+    _CENSUS_BASE = extra - 2  # t: its parent's reference and the list `nodes`
+    probe = _IaddProbe()
+    probe += Expr("neg", (1.0,), f64, ())
+    del p, nodes
+
+
+def _before_write(dst, value=None, temp=None):
+    """The write barrier, before dst (its parent array) is written with `value`: an expression
+    keeps the values its operands had when it was built (NumPy's eager result). Every live
+    expression that something holds besides its parents in live trees (a user's variable, a
+    container: _outside_refs) and that reads dst's parent is settled first (evaluated into an
+    array of its own, _expr.settle); what only trees hold goes with them (a statement's
+    temporaries: the common case costs a reference count a node). Not `value`, the tree being
+    assigned (NumPy's aliasing rule covers it; _assign makes it dst's value afterwards), nor
+    `temp` (an operand of value's root known to be a statement's temporary, which the call
+    frames of an in-place operator hold). Returns `value` when it
+    is an expression of dst's type and shape, for _assign. Collective (the same trees live on
+    every rank, with the same reference counts: one program)."""
+    root = value if type(value) is Expr else None
+    alive, links, extra = _census(_expr.LIVE, root, temp)
+    if not alive:
+        return root
+    # Fast test: when the references of the nodes (but root and temp) beyond those of a node
+    # nothing holds are exactly the nodes' references to one another (but root's to temp),
+    # nothing else holds any of them.
+    skipped = (root is not None) + (temp is not None)
+    if extra - _CENSUS_BASE * (len(alive) - skipped) == links - (temp is not None):
+        return _root_for(root, dst)
+    parents = {}
+    for e in alive:
+        for a in e.args:
+            if type(a) is Expr:
+                i = id(a)
+                parents[i] = parents.get(i, 0) + 1
+    del e
+    held = [x for x, n in zip(alive, _outside_refs(alive, parents))
+            if n > _HELD_BASE and x is not root and x is not temp]
+    del alive
+    if held:
+        pid = dst._h.parent_id
+        memo = {}
+        for e in held:
+            if _reads(e, pid, memo):
+                _expr.settle(e)
+    return _root_for(root, dst)
+
+
+
+def _root_for(root, dst):
+    """The tree being assigned, when after the write its value is dst's (same type and shape);
+    else None, and a tree that reads dst is evaluated first (an extra pass). Collective."""
+    if root is not None and (root.dtype != dst.dtype or tuple(root.shape) != dst.shape):
+        if _reads(root, dst._h.parent_id, {}):
+            _expr.settle(root)
+        return None
+    return root
 
 
 def _prepare(n, c):
@@ -623,8 +761,20 @@ def _same_view(a, b):
     return a._h.parent_id == b._h.parent_id and _holder_key(a._h) == _holder_key(b._h)
 
 
-def _assign(dst, value):
-    """dst[...] = value: one fused pass (plus the passes type changes need). Collective."""
+_calibrate()
+
+
+def _assign(dst, value, temp=None):
+    """dst[...] = value: one fused pass (plus the passes type changes need), after the write
+    barrier (_before_write). Collective."""
+    root = _before_write(dst, value, temp) if _expr.LIVE else None
+    _store(dst, value)
+    if root is not None:  # the tree's value is now what dst holds (it may have read dst)
+        root.op, root.args, root.need, root.nodes = "cast", (dst,), 1, 1
+
+
+def _store(dst, value):
+    """_assign without the barrier. Collective."""
     if type(value) is Expr:
         dh = dst._h
         key, arrays, scalars = _expr.signature(value)
@@ -1344,9 +1494,13 @@ def _local(self):
     (``a.distribution['owned_lo']`` to ``owned_hi``). Local. On a device build (the block in GPU
     memory) it raises spmdarray.Error; gather() copies to the host. The NumPy array keeps the
     array's storage alive, until spmdarray is finalized at interpreter exit. A block kept and
-    written after later expressions: call exchange_halo() before reading the halo."""
+    written after later expressions: call exchange_halo() before reading the halo. Taking the
+    block settles the expressions that read the array (they keep the values they were built
+    from); an expression built while a block is kept, then the block written, sees the new
+    values (as a NumPy view would): take a.local again, or copy(), to pin them."""
     if not self._h.whole():
         raise NotImplementedError("spmdarray: a.local of a view (a.local is the block of a whole array)")
+    _before_write(self)  # the block may be written: expressions that read the array settle first
     return _core.local_block(self._h)
 
 

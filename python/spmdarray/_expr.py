@@ -11,6 +11,7 @@ converted copy), a destination of a third type (evaluated, converted, then copie
 """
 
 import numbers
+import weakref
 
 import numpy as np
 
@@ -56,13 +57,46 @@ def is_scalar(x):
     return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, complex)
 
 
+# Every live expression, weakly (the write barrier: spmdarray/__init__.py's _before_write): an
+# expression holds the values its operands had when it was built, as NumPy's eager result would.
+# Before an array is written, the live expressions that read it (other than the one being
+# assigned) are evaluated into arrays of their own. Dead references are dropped there and when
+# the list grows past LIVE_PRUNE.
+LIVE = []
+LIVE_PRUNE = 4096
+_ref = weakref.ref
+# A tree of more nodes is cut: its largest sub-expression is evaluated first (x = x + a * p in a
+# loop would otherwise grow a tree by two nodes an iteration, and re-evaluate it at every use).
+MAX_NODES = 64
+MATERIALIZE = None  # set by spmdarray/__init__.py: evaluate an expression into a new array
+
+
+def _prune():
+    LIVE[:] = [r for r in LIVE if r() is not None]
+
+
 class Expr:
     """A lazy element-wise expression (see the module comment). Operators as on arrays."""
 
-    __slots__ = ("op", "args", "dtype", "shape", "need")
+    __slots__ = ("op", "args", "dtype", "shape", "need", "nodes", "kids", "__weakref__")
 
     def __init__(self, op, args, dtype, shape):
         self.op, self.args, self.dtype, self.shape = op, args, dtype, shape
+        nodes = 1
+        kids = 0
+        for a in args:
+            if type(a) is Expr:
+                nodes += a.nodes
+                kids += 1
+        if nodes > MAX_NODES:
+            big = max((a for a in args if type(a) is Expr), key=lambda a: a.nodes)
+            settle(big)
+            nodes = 1 + sum(a.nodes for a in args if type(a) is Expr)
+        self.nodes = nodes
+        self.kids = kids  # the references it holds to expressions (for the write barrier)
+        if len(LIVE) >= LIVE_PRUNE:
+            _prune()
+        LIVE.append(_ref(self))
         # registers to evaluate it (Sethi-Ullman: children in decreasing need)
         if len(args) == 2:
             x, y = args
@@ -87,6 +121,14 @@ class Expr:
 
     def __repr__(self):
         return f"spmdarray.Expr({self.op}, shape={self.shape}, dtype={self.dtype})"
+
+
+def settle(e):
+    """Evaluate expression e into a new array and make e that array's value (an identity "cast"
+    of it): e, and every tree that holds it, then keep their values whatever is written later.
+    Collective (every rank builds the same trees, so every rank settles the same ones)."""
+    out = MATERIALIZE(e)
+    e.op, e.args, e.need, e.nodes, e.kids = "cast", (out,), 1, 1, 0
 
 
 def weak_kind(x):

@@ -12,6 +12,7 @@
 #include <spmd/error.hpp>
 #include <spmd/slice.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -85,6 +86,30 @@ struct Parent final : ParentBase {
       if (a.halo()[d] > 0) return true;
     return false;
   }
+};
+
+/// Weak references to every object of a kind that holds library storage or a communicator
+/// (parents, communicators, sparse matrices), so that all of them can be released before Kokkos
+/// and MPI end (interpreter exit), whoever still holds one in Python. The dead are forgotten now
+/// and then. One per kind, a function-local static of the file that makes them.
+template <class T>
+class Registry {
+ public:
+  void add(const std::shared_ptr<T>& p) {
+    if (all_.size() > 64 && all_.size() % 64 == 0)
+      all_.erase(std::remove_if(all_.begin(), all_.end(), [](const auto& w) { return w.expired(); }), all_.end());
+    all_.push_back(p);
+  }
+  /// release(object) on every live one, then forget them all.
+  template <class F>
+  void release_all(F&& release) {
+    for (auto& w : all_)
+      if (auto p = w.lock()) release(*p);
+    all_.clear();
+  }
+
+ private:
+  std::vector<std::weak_ptr<T>> all_;
 };
 
 /// Every parent made, so that their storage can be released before Kokkos is finalized.

@@ -20,23 +20,18 @@ const char* dtype_name(DType d) {
 }
 
 namespace {
-std::vector<std::weak_ptr<ParentBase>>& parents() {
-  static std::vector<std::weak_ptr<ParentBase>> p;
-  return p;
+Registry<ParentBase>& parents() {
+  static Registry<ParentBase> r;
+  return r;
 }
 }  // namespace
 
 void register_parent(const std::shared_ptr<ParentBase>& p) {
-  auto& all = parents();
-  if (all.size() > 64 && all.size() % 64 == 0)  // forget the dead now and then
-    all.erase(std::remove_if(all.begin(), all.end(), [](const auto& w) { return w.expired(); }), all.end());
-  all.push_back(p);
+  parents().add(p);
 }
 
 void release_parents() {
-  for (auto& w : parents())
-    if (auto p = w.lock()) p->release();
-  parents().clear();
+  parents().release_all([](ParentBase& p) { p.release(); });
 }
 
 bool Holder::whole() const {

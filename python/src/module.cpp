@@ -38,14 +38,14 @@ struct CommBox {
 struct PyComm {
   std::shared_ptr<CommBox> box;
 };
-std::vector<std::weak_ptr<CommBox>>& comms() {
-  static std::vector<std::weak_ptr<CommBox>> v;
-  return v;
+Registry<CommBox>& comms() {
+  static Registry<CommBox> r;
+  return r;
 }
 PyComm wrap(Comm c) {
   PyComm p{std::make_shared<CommBox>()};
   p.box->c.emplace(std::move(c));
-  comms().push_back(p.box);
+  comms().add(p.box);
   return p;
 }
 const Comm& comm_of(const PyComm& p) {
@@ -68,9 +68,7 @@ void init() {
 void finalize() {
   release_matrices();
   release_parents();
-  for (auto& w : comms())
-    if (auto b = w.lock()) b->c.reset();  // frees the duplicate now, whoever holds the Python object
-  comms().clear();
+  comms().release_all([](CommBox& b) { b.c.reset(); });  // frees the duplicate now, whoever holds the Python object
   runtime().reset();
 }
 

@@ -23,18 +23,15 @@ struct CsrBox {
 
 namespace {
 
-std::vector<std::weak_ptr<CsrBox>>& boxes() {
-  static std::vector<std::weak_ptr<CsrBox>> b;
-  return b;
+Registry<CsrBox>& boxes() {
+  static Registry<CsrBox> r;
+  return r;
 }
 
 Csr wrap(Matrix m) {
   Csr c{std::make_shared<CsrBox>()};
   c.box->m.emplace(std::move(m));
-  auto& all = boxes();
-  if (all.size() > 64 && all.size() % 64 == 0)  // forget the dead now and then
-    all.erase(std::remove_if(all.begin(), all.end(), [](const auto& w) { return w.expired(); }), all.end());
-  all.push_back(c.box);
+  boxes().add(c.box);
   return c;
 }
 
@@ -179,9 +176,7 @@ CgOutcome csr_cg(const Csr& a, const Holder& b, const Holder& x, double rtol, do
 }
 
 void release_matrices() {
-  for (auto& w : boxes())
-    if (auto b = w.lock()) b->m.reset();
-  boxes().clear();
+  boxes().release_all([](CsrBox& b) { b.m.reset(); });
 }
 
 }  // namespace spmd::py

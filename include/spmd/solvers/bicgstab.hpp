@@ -25,7 +25,10 @@
 /// streams per iteration (8 B each per point for doubles, without a preconditioner).
 ///
 /// Stopping as CG (solvers/options.hpp): the recursive residual is tested, a claimed convergence
-/// is checked against the true residual ||b - A x||. Breakdowns, reported as observed in
+/// is checked against the true residual ||b - A x||: converged within SolverOptions::residual_slack,
+/// else the recursion restarts from x (r = r_hat = b - A x, p = v = 0; one kernel, the operator
+/// application of the check reused; counted in SolveResult::replacements) while the true residual
+/// keeps decreasing from one claim to the next (else residual_mismatch). Breakdowns, reported as observed in
 /// SolveResult::detail: rho = r_hat.r or r_hat.v vanishing to working precision (|.| <= eps
 /// ||r_hat|| ||.||: the shadow residual became orthogonal), t.t = 0 with s != 0 (A M^-1 maps s^
 /// to zero), omega = 0 (t orthogonal to s: stagnation).

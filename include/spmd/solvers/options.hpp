@@ -155,7 +155,7 @@ struct SolveResult {
   int iterations = 0;            //!< iterations done (x is the iterate after that many)
   double residual = 0.0;         //!< ||r|| at the end (the solver's recursively updated residual)
   double true_residual = 0.0;    //!< ||b - A x|| at the end, computed from x (what `converged` is decided on)
-  int replacements = 0;          //!< residual replacements done (pipelined CG)
+  int replacements = 0;          //!< residual replacements (pipelined CG) or restarts from b - A x (BiCGStab)
   std::string detail;            //!< what was observed, for breakdown and residual_mismatch ("" otherwise)
   std::vector<double> history;   //!< ||r|| per iteration from the first one run (keep_history)
 };

@@ -69,17 +69,9 @@ class BiCgStab : public KrylovBase<BiCgStab<Operator>, Operator> {
     this->bind(b, x, r_);
     spmd::copyto(this->exec_, this->t_, x);
     impl::apply_on(this->exec_, A_, this->t_, tv_);
-    value_type red[2];
-    this->template reduce_sums<2>(
-        "spmd::solvers::bicgstab::start", r_,
-        impl::BicgStart<Acc, value_type>{b.owned_access(), tv_.owned_access(), r_.owned_access(), rh_.owned_access(),
-                                         p_.owned_access(), v_.owned_access()},
-        red);
     it_ = 0;
-    rho_ = red[1];
-    beta_ = omega_ = value_type(0);
-    rhnorm_ = std::sqrt(static_cast<double>(red[1]));
-    progress_.start(std::sqrt(static_cast<double>(red[0])), 0);
+    last_claim_ = std::numeric_limits<double>::infinity();
+    progress_.start(start_from_tv(), 0);
     if (this->stop_if_zero_rhs()) return true;
     const double rn = rhnorm_;
     progress_.record(0, rn);
@@ -147,7 +139,7 @@ class BiCgStab : public KrylovBase<BiCgStab<Operator>, Operator> {
     const Reason half = progress_.test(sn, it_ + 1);
     if (half == Reason::converged_rtol || half == Reason::converged_atol) {
       half_step();
-      return stop(half, sn);
+      return claim(half, sn);
     }
     const double omega = tt > 0 ? ts / tt : 0.0;
     if (!(std::abs(omega) > 0)) {
@@ -170,6 +162,7 @@ class BiCgStab : public KrylovBase<BiCgStab<Operator>, Operator> {
     const double rn = std::sqrt(static_cast<double>(ru[1]));
     progress_.record(it_, rn);
     const Reason why = progress_.test(rn, it_);
+    if (why == Reason::converged_rtol || why == Reason::converged_atol) return claim(why, rn);
     if (why != Reason::none) return stop(why, rn);
     const double rho = static_cast<double>(ru[0]);
     if (!std::isfinite(rho))
@@ -202,7 +195,8 @@ class BiCgStab : public KrylovBase<BiCgStab<Operator>, Operator> {
                  {"beta", static_cast<double>(beta_)},
                  {"omega", static_cast<double>(omega_)},
                  {"rhat_norm", rhnorm_},
-                 {"rnorm", progress_.result().residual}};
+                 {"rnorm", progress_.result().residual},
+                 {"last_claim", std::isinf(last_claim_) ? -1.0 : last_claim_}};
     return s;
   }
 
@@ -221,6 +215,8 @@ class BiCgStab : public KrylovBase<BiCgStab<Operator>, Operator> {
     beta_ = static_cast<value_type>(Base::find_scalar(fn, s, "beta"));
     omega_ = static_cast<value_type>(Base::find_scalar(fn, s, "omega"));
     rhnorm_ = Base::find_scalar(fn, s, "rhat_norm");
+    const double claimed = Base::find_scalar_or(s, "last_claim", -1.0);  // absent in older states
+    last_claim_ = claimed >= 0 ? claimed : std::numeric_limits<double>::infinity();
     if (this->stop_if_zero_rhs()) return true;
     const double rn = Base::find_scalar(fn, s, "rnorm");
     progress_.record(it_, rn);
@@ -233,10 +229,43 @@ class BiCgStab : public KrylovBase<BiCgStab<Operator>, Operator> {
   using Acc = impl::Acc<vector_type>;
   static double eps() { return std::numeric_limits<value_type>::epsilon(); }
 
+  /// Start the recursion from tv = A x: r = r_hat = b - tv, p = v = 0, rho = r_hat.r,
+  /// beta = omega = 0. Returns ||b||. Collective.
+  double start_from_tv() {
+    value_type red[2];
+    this->template reduce_sums<2>(
+        "spmd::solvers::bicgstab::start", r_,
+        impl::BicgStart<Acc, value_type>{this->b_.owned_access(), tv_.owned_access(), r_.owned_access(),
+                                         rh_.owned_access(), p_.owned_access(), v_.owned_access()},
+        red);
+    rho_ = red[1];
+    beta_ = omega_ = value_type(0);
+    rhnorm_ = std::sqrt(static_cast<double>(red[1]));
+    return std::sqrt(static_cast<double>(red[0]));
+  }
+
+  /// The recursive residual rn met the tolerance (`why`): the true residual ||b - A x||
+  /// decides. Met within SolverOptions::residual_slack: converged. Not met, but below the true
+  /// residual of the previous such claim (or the first claim): the recursion restarts from x
+  /// (r = r_hat = b - A x, p = v = 0; counted in SolveResult::replacements) and goes on; else
+  /// residual_mismatch. (The recursion drifts from b - A x by roundoff; on a GPU its other
+  /// summation order left a claim at 7.4e-13 with a true residual of 1.1e-12 for rtol 1e-12.)
+  /// Collective.
+  bool claim(Reason why, double rn) {
+    const double tr = true_residual();  // tv = A x
+    if (progress_.verdict(tr) != Reason::none || !(tr < last_claim_) || it_ >= this->options().max_iters)
+      return this->stop_at(why, rn, tr);
+    last_claim_ = tr;
+    start_from_tv();
+    progress_.replaced();
+    return false;
+  }
+
   vector_type r_, rh_, p_, v_, s_, tv_;
   vector_type ph_, sh_;  // M^-1 p and M^-1 s (p and s themselves without a preconditioner)
   value_type rho_ = 0, beta_ = 0, omega_ = 0;
-  double rhnorm_ = 0;  // ||r_hat||
+  double rhnorm_ = 0;                                            // ||r_hat||
+  double last_claim_ = std::numeric_limits<double>::infinity();  // true residual of the last claim not met
 };
 
 }  // namespace spmd::solvers::impl

@@ -1,0 +1,170 @@
+# An expression keeps the values its operands had when it was built, as NumPy's eager result
+# does, whatever is written afterwards (spmdarray/__init__.py's write barrier). Each case runs the
+# same statements on NumPy arrays and on spmdarray arrays and compares every held result.
+import numpy as np
+import pytest
+
+import spmdarray as sa
+from spmdarray import _expr
+from conftest import data
+
+
+def same(a, ref):
+    if isinstance(a, sa.Expr):  # evaluated into an array of its own
+        out = sa.empty(a.shape, a.dtype)
+        out[...] = a
+        a = out
+    np.testing.assert_allclose(a.gather(), ref, rtol=1e-13, atol=1e-13)
+
+
+def pair(rng, shape=(23, 17), n=3, halo=1):
+    xs = [data(rng, shape, np.float64) for _ in range(n)]
+    return xs, [sa.array(x, halo=halo) for x in xs]
+
+
+def test_held_expression_keeps_its_operands(rng):
+    (x, y), (a, b) = pair(rng, n=2)
+    e, ref = a + b, x + y  # the bug this guards: sum(e) gave sum(b) after a[...] = 0
+    a[...] = 0
+    x[...] = 0
+    same(e, ref)
+    assert np.isclose(sa.sum(e), ref.sum(), rtol=1e-13)
+
+
+def test_writes_through_views_and_in_place_operators(rng):
+    (x, y, z), (a, b, c) = pair(rng)
+    e1, r1 = a * 2 + c, x * 2 + z
+    e2, r2 = sa.sqrt(sa.abs(b[1:-1, ::2])) - a[1:-1, ::2], np.sqrt(np.abs(y[1:-1, ::2])) - x[1:-1, ::2]
+    a[3:9, ::3] = 7.5
+    x[3:9, ::3] = 7.5
+    b += 1.0
+    y += 1.0
+    c *= b
+    z *= y
+    same(e1, r1)
+    same(e2, r2)
+    same(a, x)
+    same(c, z)
+
+
+def test_sub_expressions_held_by_the_user(rng):
+    (x, y), (a, b) = pair(rng, n=2)
+    t, tr = a + b, x + y
+    w, wr = t * 3.0, tr * 3.0
+    a[...] = t * 2.0  # t is also inside the assigned tree: it keeps a's old values
+    x[...] = tr * 2.0
+    same(t, tr)
+    same(w, wr)
+    same(a, x)
+    # the assigned tree itself, held: its value is what was written
+    e, er = a - b, x - y
+    a[...] = e
+    x[...] = er
+    same(e, er)
+    a[...] = 0
+    x[...] = 0
+    same(e, er)
+    # an in-place operand the user holds
+    u, ur = a + 1.0, x + 1.0
+    a += u
+    x += ur
+    same(u, ur)
+    same(a, x)
+
+
+def test_temporaries_are_not_evaluated_twice(rng):
+    # A statement's own sub-expressions (nothing else holds them) are fused into its one pass:
+    # the barrier settles nothing.
+    (x, y), (a, b) = pair(rng, n=2)
+    calls = []
+    orig = _expr.settle
+
+    def counting(e):
+        calls.append(e)
+        orig(e)
+    _expr.settle = counting
+    try:
+        for _ in range(3):
+            a[1:-1, 1:-1] = 0.25 * (a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:]) + b[1:-1, 1:-1]
+            x[1:-1, 1:-1] = 0.25 * (x[:-2, 1:-1] + x[2:, 1:-1] + x[1:-1, :-2] + x[1:-1, 2:]) + y[1:-1, 1:-1]
+            a += 0.5 * (b - a)
+            x += 0.5 * (y - x)
+            a[1:-1] += 0.1 * (a[2:] - 2 * a[1:-1] + a[:-2])
+            x[1:-1] += 0.1 * (x[2:] - 2 * x[1:-1] + x[:-2])
+    finally:
+        _expr.settle = orig
+    assert calls == []
+    same(a, x)
+
+
+def test_a_loop_that_rebinds_does_not_grow_a_tree(rng):
+    (x, p), (a, q) = pair(rng, shape=(101,), n=2)
+    e, ref = a, x.copy()
+    for k in range(200):
+        e = e + (0.01 * k) * q
+        ref = ref + (0.01 * k) * p
+    assert e.nodes <= _expr.MAX_NODES
+    same(e, ref)
+
+
+def test_cg_style_loop(rng):
+    # x = x + alpha * p; r = r - alpha * Ap; p = r + beta * p: rebound names, NumPy's values
+    n = 64
+    xs = [data(rng, (n,), np.float64) for _ in range(3)]
+    xn, rn, pn = (v.copy() for v in xs)
+    xa, ra, pa = (sa.array(v) for v in xs)
+    for k in range(30):
+        alpha, beta = 0.01 * (k + 1), 0.5 / (k + 1)
+        xn = xn + alpha * pn
+        rn = rn - alpha * pn * 0.5
+        pn = rn + beta * pn
+        xa = xa + alpha * pa
+        ra = ra - alpha * pa * 0.5
+        pa = ra + beta * pa
+    same(xa, xn)
+    same(pa, pn)
+    same(ra, rn)
+
+
+def test_local_block_write(rng):
+    (x, y), (a, b) = pair(rng, n=2, halo=0)
+    e, ref = a * b, x * y
+    blk = a.local
+    blk[...] = -1.0
+    same(e, ref)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_other_type_or_shape_than_the_destination(rng, dtype):
+    x = data(rng, (12, 10), dtype)
+    a = sa.array(x)
+    e, ref = a + a, x + x  # assigned into a float64 array, then a is written
+    out = sa.zeros((12, 10))
+    out[...] = e
+    a[...] = 0
+    x = np.zeros_like(x)
+    same(e, ref)
+    same(out, ref.astype(np.float64))
+    row, rref = a[0:1, :] + 1, x[0:1, :] + 1
+    a[...] = row  # broadcast: the row is evaluated before the write
+    same(row, rref)
+    same(a, np.broadcast_to(rref, (12, 10)))
+
+
+def test_held_in_a_container_and_in_place_operands(rng):
+    (x, y), (a, b) = pair(rng, n=2)
+    terms = [a * 2.0, b - a]
+    refs = [x * 2.0, y - x]
+    a += terms[1]  # an operand the list holds
+    x += refs[1]
+    a[2:5, :] = 3.0
+    x[2:5, :] = 3.0
+    for e, r in zip(terms, refs):
+        same(e, r)
+    same(a, x)
+    held = a * 0.5
+    held_ref = x * 0.5
+    a -= held  # the in-place operand is the user's: it keeps a's old values
+    x -= held_ref
+    same(held, held_ref)
+    same(a, x)
