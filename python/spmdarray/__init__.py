@@ -284,11 +284,12 @@ class ndarray:
     """A distributed array (or a view of one): see the module comment. Not constructed directly:
     use zeros, ones, full, empty, arange, array."""
 
-    __slots__ = ("_h", "__weakref__")
+    __slots__ = ("_h", "_dt", "__weakref__")
     __hash__ = None
 
     def __init__(self, h):
         self._h = h
+        self._dt = None  # the NumPy dtype, looked up once (hashing the binding's enum is slow)
 
     # -- queries (Local) --
     @property
@@ -297,7 +298,10 @@ class ndarray:
 
     @property
     def dtype(self):
-        return _expr.NP_OF[self._h.dtype]
+        d = self._dt
+        if d is None:
+            d = self._dt = _expr.NP_OF[self._h.dtype]
+        return d
 
     @property
     def ndim(self):
@@ -341,6 +345,9 @@ class ndarray:
         return v
 
     def __setitem__(self, key, value):
+        if key is Ellipsis:  # a[...] = value: the array itself (no view to make)
+            _assign(self, value)
+            return
         v, _ = self._select(key)
         _assign(v, value)
 
@@ -463,7 +470,7 @@ class ndarray:
     # -- in place (Collective) --
     def _inplace(self, op, other):
         # other is a temporary when only the statement holds it (a += b * c): not settled
-        temp = other if type(other) is Expr and _sys.getrefcount(other) <= _IADD_BASE else None
+        temp = other if type(other) is Expr and _IADD_TEMPS and _sys.getrefcount(other) <= _IADD_BASE else None
         e = _expr.make(op, self, other)
         if not np.can_cast(e.dtype, self.dtype, casting="same_kind"):
             raise TypeError(f"spmdarray: cannot cast the {op} result from {e.dtype} to {self.dtype} in place "
@@ -517,6 +524,73 @@ def _materialize(n, dtype=None):
 
 _expr.MATERIALIZE = _materialize
 
+# Snapshots of written arrays (_before_write), by the written parent, kept for reuse: a fresh
+# array's first touch costs a page fault a page (8 MB took 18 ms more than a reused array on
+# these 2-core VMs; on a GPU each would be a cudaMalloc), and a statement in a loop that keeps a
+# named sub-expression (cuNumeric's stencil: average = ...; center[:] = 0.2 * average) takes one
+# every iteration. _core.copy_parent reuses one only when no view of it is left. At most
+# _SNAPSHOTS_KEEP per parent, _SNAPSHOTS_KEYS parents (the most recently written).
+_SNAPSHOTS = {}
+_SNAPSHOTS_KEEP = 2
+_SNAPSHOTS_KEYS = 8
+
+
+def _refcounts(objs):
+    """Each object's reference count, with this function's own references (_KEPT_BASE of them
+    for an object that only `objs` holds). Local."""
+    return [_sys.getrefcount(t) for t in objs]
+
+
+def _snapshot(dst):
+    """A copy of dst's parent (this rank's block and halo, its halo flag): a whole array laid out
+    as the parent. Local (no communication; the copy is this rank's storage alone)."""
+    pid = dst._h.parent_id
+    kept = _SNAPSHOTS.pop(pid, [])
+    _SNAPSHOTS[pid] = kept  # the most recently written last
+    for t in kept:
+        if _core.copy_parent(dst._h, t._h):
+            return t
+    t = ndarray(_core.convert(dst._h.parent(), dst._h.dtype))
+    if len(kept) < _SNAPSHOTS_KEEP:
+        kept.append(t)
+    while len(_SNAPSHOTS) > _SNAPSHOTS_KEYS:
+        del _SNAPSHOTS[next(iter(_SNAPSHOTS))]
+    return t
+
+
+def _repoint(nodes, dst):
+    """Before dst is written: the trees of `nodes` read a snapshot of dst's parent where they read
+    that parent (the same selections), so they keep the values they were built from. Shared
+    sub-trees change for every tree that holds them: all were built before the write. Local."""
+    pid = dst._h.parent_id
+    snap = None
+    views = {}  # id(leaf) -> (leaf, its view of the snapshot)
+    seen = set()
+    stack = list(nodes)
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        new = []
+        changed = False
+        for a in e.args:
+            if type(a) is Expr:
+                stack.append(a)
+            elif hasattr(a, "_h") and a._h.parent_id == pid:
+                got = views.get(id(a))
+                if got is None:
+                    if snap is None:
+                        snap = _snapshot(dst)
+                    h = a._h
+                    got = views[id(a)] = (a, ndarray(snap._h.select(list(h.start), list(h.step), list(h.map),
+                                                                   list(h.shape))))
+                a = got[1]
+                changed = True
+            new.append(a)
+        if changed:
+            e.args = tuple(new)
+
 
 def _reads(n, pid, memo):
     """Whether expression n reads an array of parent pid (through any sub-expression)."""
@@ -548,6 +622,11 @@ def _outside_refs(nodes, parents):
     return out
 
 
+# Python 3.14's borrowed stack references give a name's value the reference count of a
+# temporary inside an in-place operator (CPython gh-133170): there every operand counts as held.
+_IADD_TEMPS = _sys.version_info < (3, 14)
+
+
 class _IaddProbe:
     """ndarray's in-place operator path, to measure a temporary operand's reference count."""
 
@@ -562,8 +641,8 @@ class _IaddProbe:
 
 def _census(live, root, temp=None):
     """The live expressions (dropping dead references from `live`), the number of references
-    they hold to expressions, and the sum of their reference counts but root's and temp's (each
-    counted with this function's own references, _CENSUS_BASE of them). Local."""
+    they hold to expressions but root and temp, and the sum of their reference counts but root's
+    and temp's (each counted with this function's own references, _CENSUS_BASE of them). Local."""
     alive = []
     refs = []
     links = 0
@@ -573,7 +652,10 @@ def _census(live, root, temp=None):
         if e is not None:
             alive.append(e)
             refs.append(r)
-            links += e.kids
+            if e.kids:
+                for a in e.args:
+                    if type(a) is Expr and a is not root and a is not temp:
+                        links += 1
             if e is not root and e is not temp:
                 extra += _sys.getrefcount(e)
     live[:] = refs
@@ -596,29 +678,30 @@ def _calibrate():
     probe = _IaddProbe()
     probe += Expr("neg", (1.0,), f64, ())
     del p, nodes
+    global _KEPT_BASE
+    _KEPT_BASE = _refcounts([object()])[0]  # held by the list alone
 
 
 def _before_write(dst, value=None, temp=None):
     """The write barrier, before dst (its parent array) is written with `value`: an expression
-    keeps the values its operands had when it was built (NumPy's eager result). Every live
-    expression that something holds besides its parents in live trees (a user's variable, a
-    container: _outside_refs) and that reads dst's parent is settled first (evaluated into an
-    array of its own, _expr.settle); what only trees hold goes with them (a statement's
-    temporaries: the common case costs a reference count a node). Not `value`, the tree being
-    assigned (NumPy's aliasing rule covers it; _assign makes it dst's value afterwards), nor
-    `temp` (an operand of value's root known to be a statement's temporary, which the call
-    frames of an in-place operator hold). Returns `value` when it
-    is an expression of dst's type and shape, for _assign. Collective (the same trees live on
-    every rank, with the same reference counts: one program)."""
+    keeps the values its operands had when it was built (NumPy's eager result). The live
+    expressions that something holds besides their parents in live trees (a user's variable, a
+    container: _outside_refs) and that read dst's parent are repointed to a snapshot of it
+    (_repoint); what only trees hold goes with them (a statement's temporaries: the common case
+    costs a reference count a node). Not `value`, the tree being assigned (NumPy's aliasing rule
+    covers it; _assign makes it dst's value afterwards), nor `temp` (an operand of value's root
+    known to be a statement's temporary, which the call frames of an in-place operator hold).
+    Returns `value` when it is an expression of dst's type and shape, for _assign. Local: no
+    communication, so ranks whose garbage collectors differ (an expression in an uncollected
+    reference cycle counts as held) at most copy differently."""
     root = value if type(value) is Expr else None
     alive, links, extra = _census(_expr.LIVE, root, temp)
     if not alive:
         return root
     # Fast test: when the references of the nodes (but root and temp) beyond those of a node
-    # nothing holds are exactly the nodes' references to one another (but root's to temp),
-    # nothing else holds any of them.
+    # nothing holds are exactly the nodes' references to one another, nothing else holds any.
     skipped = (root is not None) + (temp is not None)
-    if extra - _CENSUS_BASE * (len(alive) - skipped) == links - (temp is not None):
+    if extra - _CENSUS_BASE * (len(alive) - skipped) == links:
         return _root_for(root, dst)
     parents = {}
     for e in alive:
@@ -633,21 +716,50 @@ def _before_write(dst, value=None, temp=None):
     if held:
         pid = dst._h.parent_id
         memo = {}
-        for e in held:
-            if _reads(e, pid, memo):
-                _expr.settle(e)
+        readers = [e for e in held if _reads(e, pid, memo)]
+        if readers:
+            _repoint(readers, dst)
     return _root_for(root, dst)
-
 
 
 def _root_for(root, dst):
     """The tree being assigned, when after the write its value is dst's (same type and shape);
-    else None, and a tree that reads dst is evaluated first (an extra pass). Collective."""
+    else None, and a tree that reads dst reads a snapshot of it instead. Local."""
     if root is not None and (root.dtype != dst.dtype or tuple(root.shape) != dst.shape):
         if _reads(root, dst._h.parent_id, {}):
-            _expr.settle(root)
+            _repoint([root], dst)
         return None
     return root
+
+
+def _settle_pending(value=None):
+    """Trees that grew past _expr.MAX_NODES since the last collective call are evaluated into
+    arrays of their own (_expr.settle), newest first; not the sub-trees of one settled (or of
+    `value`, about to be evaluated anyway). Collective: called by the collective calls
+    (assignment, reduction); the choice is structural and the list holds the trees strongly,
+    so every rank settles the same ones."""
+    pend = _expr.PENDING[:]
+    _expr.PENDING.clear()
+    covered = set()
+
+    def cover(n):
+        stack = [n]
+        while stack:
+            e = stack.pop()
+            if id(e) not in covered:
+                covered.add(id(e))
+                stack.extend(a for a in e.args if type(a) is Expr)
+
+    if type(value) is Expr:
+        cover(value)
+    _expr.DEPTH += 1
+    try:
+        for e in reversed(pend):
+            if id(e) not in covered:
+                cover(e)
+                _expr.settle(e)
+    finally:
+        _expr.DEPTH -= 1
 
 
 def _prepare(n, c):
@@ -767,10 +879,16 @@ _calibrate()
 def _assign(dst, value, temp=None):
     """dst[...] = value: one fused pass (plus the passes type changes need), after the write
     barrier (_before_write). Collective."""
+    if _expr.PENDING and not _expr.DEPTH:
+        _settle_pending(value)
     root = _before_write(dst, value, temp) if _expr.LIVE else None
-    _store(dst, value)
+    _expr.DEPTH += 1
+    try:
+        _store(dst, value)
+    finally:
+        _expr.DEPTH -= 1
     if root is not None:  # the tree's value is now what dst holds (it may have read dst)
-        root.op, root.args, root.need, root.nodes = "cast", (dst,), 1, 1
+        root.op, root.args, root.need, root.nodes, root.kids = "cast", (dst,), 1, 1, 0
 
 
 def _store(dst, value):
@@ -827,6 +945,16 @@ def _store(dst, value):
 
 def _reduce(kind, x, _element=False):
     """A whole-array reduction of an array or expression. Collective."""
+    if _expr.PENDING and not _expr.DEPTH:
+        _settle_pending(x)
+    _expr.DEPTH += 1
+    try:
+        return _reduce_now(kind, x, _element)
+    finally:
+        _expr.DEPTH -= 1
+
+
+def _reduce_now(kind, x, _element):
     if is_scalar(x):
         return getattr(np, kind)(x)
     if not isinstance(x, (Expr, ndarray)):
@@ -1495,9 +1623,10 @@ def _local(self):
     memory) it raises spmdarray.Error; gather() copies to the host. The NumPy array keeps the
     array's storage alive, until spmdarray is finalized at interpreter exit. A block kept and
     written after later expressions: call exchange_halo() before reading the halo. Taking the
-    block settles the expressions that read the array (they keep the values they were built
-    from); an expression built while a block is kept, then the block written, sees the new
-    values (as a NumPy view would): take a.local again, or copy(), to pin them."""
+    block points the expressions that read the array at a snapshot of it (they keep the values
+    they were built from; local); an expression built while a block is kept, then the block
+    written, sees the new values (as a NumPy view would): take a.local again, or copy(), to pin
+    them."""
     if not self._h.whole():
         raise NotImplementedError("spmdarray: a.local of a view (a.local is the block of a whole array)")
     _before_write(self)  # the block may be written: expressions that read the array settle first

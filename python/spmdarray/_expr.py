@@ -65,9 +65,20 @@ def is_scalar(x):
 LIVE = []
 LIVE_PRUNE = 4096
 _ref = weakref.ref
-# A tree of more nodes is cut: its largest sub-expression is evaluated first (x = x + a * p in a
-# loop would otherwise grow a tree by two nodes an iteration, and re-evaluate it at every use).
+# A tree of more nodes is evaluated into an array of its own at the next collective call (an
+# assignment or a reduction: spmdarray/__init__.py's _settle_pending), unless that call evaluates
+# it: x = x + a * p in a loop would otherwise grow a tree by three nodes an iteration, keep every
+# p alive and re-evaluate the chain at every use. Building stays Local; PENDING holds the trees
+# strongly, so that every rank settles the same ones.
+# A tree that would pass HARD_NODES (a loop that rebinds a name and calls nothing collective)
+# has its largest sub-tree evaluated where it is built, a collective step then, so that no tree
+# outgrows Python's recursion limit (the compiler walks trees recursively, two frames a level).
 MAX_NODES = 64
+HARD_NODES = 128
+PENDING = []
+# > 0 while the package evaluates something (an assignment, a reduction, a settle): the trees it
+# makes then are its own (compile splits, type changes), never pending nor settled on the way
+DEPTH = 0
 MATERIALIZE = None  # set by spmdarray/__init__.py: evaluate an expression into a new array
 
 
@@ -82,30 +93,43 @@ class Expr:
 
     def __init__(self, op, args, dtype, shape):
         self.op, self.args, self.dtype, self.shape = op, args, dtype, shape
-        nodes = 1
-        kids = 0
-        for a in args:
-            if type(a) is Expr:
-                nodes += a.nodes
+        # nodes and kids (references to expressions: the write barrier's); need: registers to
+        # evaluate it (Sethi-Ullman: children in decreasing need)
+        if len(args) == 2:
+            x, y = args
+            if type(x) is Expr:
+                nx, nodes, kids = x.need, 1 + x.nodes, 1
+            else:
+                nx, nodes, kids = 1, 1, 0
+            if type(y) is Expr:
+                ny = y.need
+                nodes += y.nodes
                 kids += 1
-        if nodes > MAX_NODES:
-            big = max((a for a in args if type(a) is Expr), key=lambda a: a.nodes)
-            settle(big)
-            nodes = 1 + sum(a.nodes for a in args if type(a) is Expr)
-        self.nodes = nodes
-        self.kids = kids  # the references it holds to expressions (for the write barrier)
+            else:
+                ny = 1
+            need = nx + 1 if nx == ny else (nx if nx > ny else ny)
+        else:
+            nodes, kids = 1, 0
+            for a in args:
+                if type(a) is Expr:
+                    nodes += a.nodes
+                    kids += 1
+            need = None
+        if nodes > MAX_NODES and DEPTH == 0:
+            if nodes > HARD_NODES:
+                big = max((a for a in args if type(a) is Expr), key=lambda a: a.nodes)
+                settle(big)
+                nodes = 1 + sum(a.nodes for a in args if type(a) is Expr)
+                need = None
+            if nodes > MAX_NODES:
+                PENDING.append(self)
+        if need is None:
+            ns = sorted((a.need if type(a) is Expr else 1 for a in args), reverse=True)
+            need = max(x + i for i, x in enumerate(ns))
+        self.need, self.nodes, self.kids = need, nodes, kids
         if len(LIVE) >= LIVE_PRUNE:
             _prune()
         LIVE.append(_ref(self))
-        # registers to evaluate it (Sethi-Ullman: children in decreasing need)
-        if len(args) == 2:
-            x, y = args
-            nx = x.need if type(x) is Expr else 1
-            ny = y.need if type(y) is Expr else 1
-            self.need = nx + 1 if nx == ny else max(nx, ny)
-        else:
-            ns = sorted((a.need if type(a) is Expr else 1 for a in args), reverse=True)
-            self.need = max(x + i for i, x in enumerate(ns))
 
     @property
     def ndim(self):
@@ -122,11 +146,21 @@ class Expr:
     def __repr__(self):
         return f"spmdarray.Expr({self.op}, shape={self.shape}, dtype={self.dtype})"
 
+    # copies are expressions of the same operands, registered like any other (the write barrier
+    # must see them); the operands stay shared, as their values are (nothing is copied)
+    def __copy__(self):
+        return Expr(self.op, self.args, self.dtype, self.shape)
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+    def __reduce__(self):
+        raise TypeError("spmdarray: an expression cannot be pickled (its operands are distributed arrays)")
+
 
 def settle(e):
     """Evaluate expression e into a new array and make e that array's value (an identity "cast"
-    of it): e, and every tree that holds it, then keep their values whatever is written later.
-    Collective (every rank builds the same trees, so every rank settles the same ones)."""
+    of it): e, and every tree that holds it, then read one array. Collective."""
     out = MATERIALIZE(e)
     e.op, e.args, e.need, e.nodes, e.kids = "cast", (out,), 1, 1, 0
 

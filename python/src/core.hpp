@@ -185,6 +185,11 @@ decltype(auto) dispatch_parent(DType d, int P, F&& f) {
 /// periodic axes), holding like's storage converted element by element, halo included. Local.
 std::shared_ptr<ParentBase> convert_parent(const ParentBase& like, DType dtype);
 
+/// Copies src's storage (owned block and halo) and its halo flag into dst when dst has src's
+/// type, rank and distribution and nothing but `dst_holders` holders share it (a reusable
+/// snapshot); else false and nothing is done. Local (no communication).
+bool copy_parent_into(const ParentBase& src, const std::shared_ptr<ParentBase>& dst, long dst_holders);
+
 /// Exchanges the parent's halo (Neighbour-collective) and marks it fresh.
 void exchange_parent_halo(ParentBase& p);
 

@@ -110,17 +110,24 @@ Holder arange(DType dtype, const Comm& comm, index_t n, double start, double ste
   return h;
 }
 
+/// to's storage (owned block and halo) = from's, converted element by element (same
+/// distribution). Local.
+template <class D, class S, int P>
+void copy_storage(const char* label, const Array<S, P>& from, Array<D, P>& to) {
+  const S* f = from.local_with_halo().data();
+  D* d = to.local_with_halo().data();
+  const auto n = static_cast<index_t>(from.local_with_halo().span());
+  const typename Array<D, P>::execution_space exec;
+  Kokkos::parallel_for(
+      label, Kokkos::RangePolicy<typename Array<D, P>::execution_space>(exec, 0, n),
+      KOKKOS_LAMBDA(const index_t i) { d[i] = static_cast<D>(f[i]); });
+  impl::fence(exec, label);
+}
+
 template <class D, class S, int P>
 std::shared_ptr<ParentBase> convert_kernel(const Array<S, P>& src, bool stale) {
   Array<D, P> out(src.distribution(), Label{src.label()}, Init::none);
-  const S* from = src.local_with_halo().data();
-  D* to = out.local_with_halo().data();
-  const auto n = static_cast<index_t>(src.local_with_halo().span());
-  const typename Array<D, P>::execution_space exec;
-  Kokkos::parallel_for(
-      "spmd::py::astype", Kokkos::RangePolicy<typename Array<D, P>::execution_space>(exec, 0, n),
-      KOKKOS_LAMBDA(const index_t i) { to[i] = static_cast<D>(from[i]); });
-  impl::fence(exec, "spmd::py::astype");
+  copy_storage("spmd::py::astype", src, out);
   auto p = make_parent(std::move(out));
   p->halo_stale = stale;
   return p;
@@ -132,6 +139,20 @@ std::shared_ptr<ParentBase> convert_parent(const ParentBase& like, DType dtype) 
     constexpr int P = decltype(pc)::value;
     const auto& src = static_cast<const Parent<S, P>&>(like).a;
     return dispatch_parent(dtype, 1, [&](auto d, auto) { return convert_kernel<decltype(d)>(src, like.halo_stale); });
+  });
+}
+
+bool copy_parent_into(const ParentBase& src, const std::shared_ptr<ParentBase>& dst, const long dst_holders) {
+  if (!dst || dst.use_count() != dst_holders || dst->dtype != src.dtype || dst->rank != src.rank) return false;
+  return dispatch_parent(src.dtype, src.rank, [&](auto t, auto pc) {
+    using T = decltype(t);
+    constexpr int P = decltype(pc)::value;
+    const auto& from = static_cast<const Parent<T, P>&>(src).a;
+    auto& to = static_cast<Parent<T, P>&>(*dst).a;
+    if (from.distribution() != to.distribution()) return false;  // (a released parent has none)
+    copy_storage("spmd::py::snapshot", from, to);
+    dst->halo_stale = src.halo_stale;
+    return true;
   });
 }
 

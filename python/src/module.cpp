@@ -265,6 +265,10 @@ NB_MODULE(_core, m) {
     v.parent = convert_parent(*h.parent, dtype);
     return v;
   });
+  // a snapshot of src's parent into dst's (see copy_parent_into): dst's parent must be held by
+  // dst's holder alone
+  m.def("copy_parent",
+        [](const Holder& src, const Holder& dst) { return copy_parent_into(*src.parent, dst.parent, 1); });
   m.def("exchange_halo", [](const Holder& h) { exchange_parent_halo(*h.parent); });
   m.def("gather_whole", [](const Holder& h, HostArray out) {
     if (!h.whole()) throw Error::replicated("spmdarray: internal error: gather_whole of a view");
