@@ -559,37 +559,40 @@ def _snapshot(dst):
 
 
 def _repoint(nodes, dst):
-    """Before dst is written: the trees of `nodes` read a snapshot of dst's parent where they read
-    that parent (the same selections), so they keep the values they were built from. Shared
-    sub-trees change for every tree that holds them: all were built before the write. Local."""
+    """The trees of `nodes` read, where they read dst's parent, a snapshot of it taken now (the
+    same selections), so they keep the values they were built from. Returns the rewrite, to run
+    after dst is written (a tree that the statement being assigned shares is then read as it
+    is, the same on every rank, whatever this rank holds). Shared sub-trees change for every
+    tree that holds them: all were built before the write. Local."""
     pid = dst._h.parent_id
-    snap = None
-    views = {}  # id(leaf) -> (leaf, its view of the snapshot)
-    seen = set()
-    stack = list(nodes)
-    while stack:
-        e = stack.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        new = []
-        changed = False
-        for a in e.args:
-            if type(a) is Expr:
-                stack.append(a)
-            elif hasattr(a, "_h") and a._h.parent_id == pid:
-                got = views.get(id(a))
-                if got is None:
-                    if snap is None:
-                        snap = _snapshot(dst)
-                    h = a._h
-                    got = views[id(a)] = (a, ndarray(snap._h.select(list(h.start), list(h.step), list(h.map),
-                                                                   list(h.shape))))
-                a = got[1]
-                changed = True
-            new.append(a)
-        if changed:
-            e.args = tuple(new)
+    snap = _snapshot(dst)
+
+    def rewrite():
+        views = {}  # id(leaf) -> (leaf, its view of the snapshot)
+        seen = set()
+        stack = list(nodes)
+        while stack:
+            e = stack.pop()
+            if id(e) in seen:
+                continue
+            seen.add(id(e))
+            new = []
+            changed = False
+            for a in e.args:
+                if type(a) is Expr:
+                    stack.append(a)
+                elif hasattr(a, "_h") and a._h.parent_id == pid:
+                    got = views.get(id(a))
+                    if got is None:
+                        h = a._h
+                        got = views[id(a)] = (a, ndarray(snap._h.select(list(h.start), list(h.step), list(h.map),
+                                                                       list(h.shape))))
+                    a = got[1]
+                    changed = True
+                new.append(a)
+            if changed:
+                e.args = tuple(new)
+    return rewrite
 
 
 def _reads(n, pid, memo):
@@ -691,18 +694,20 @@ def _before_write(dst, value=None, temp=None):
     costs a reference count a node). Not `value`, the tree being assigned (NumPy's aliasing rule
     covers it; _assign makes it dst's value afterwards), nor `temp` (an operand of value's root
     known to be a statement's temporary, which the call frames of an in-place operator hold).
-    Returns `value` when it is an expression of dst's type and shape, for _assign. Local: no
-    communication, so ranks whose garbage collectors differ (an expression in an uncollected
-    reference cycle counts as held) at most copy differently."""
+    Returns (`value` when it is an expression of dst's type and shape, else None; the rewrite to
+    run after the write, or None), for _assign. Local: no communication; ranks whose garbage
+    collectors differ (an expression in an uncollected reference cycle counts as held) or that
+    hold other expressions at most copy differently, and the statement being assigned reads what
+    it reads on every rank."""
     root = value if type(value) is Expr else None
     alive, links, extra = _census(_expr.LIVE, root, temp)
     if not alive:
-        return root
+        return root, None
     # Fast test: when the references of the nodes (but root and temp) beyond those of a node
     # nothing holds are exactly the nodes' references to one another, nothing else holds any.
     skipped = (root is not None) + (temp is not None)
     if extra - _CENSUS_BASE * (len(alive) - skipped) == links:
-        return _root_for(root, dst)
+        return _root_for(root, dst), None
     parents = {}
     for e in alive:
         for a in e.args:
@@ -713,13 +718,14 @@ def _before_write(dst, value=None, temp=None):
     held = [x for x, n in zip(alive, _outside_refs(alive, parents))
             if n > _HELD_BASE and x is not root and x is not temp]
     del alive
+    after = None
     if held:
         pid = dst._h.parent_id
         memo = {}
         readers = [e for e in held if _reads(e, pid, memo)]
         if readers:
-            _repoint(readers, dst)
-    return _root_for(root, dst)
+            after = _repoint(readers, dst)
+    return _root_for(root, dst), after
 
 
 def _root_for(root, dst):
@@ -727,37 +733,28 @@ def _root_for(root, dst):
     else None, and a tree that reads dst reads a snapshot of it instead. Local."""
     if root is not None and (root.dtype != dst.dtype or tuple(root.shape) != dst.shape):
         if _reads(root, dst._h.parent_id, {}):
-            _repoint([root], dst)
+            _repoint([root], dst)()  # now: the statement itself reads the snapshot (every rank alike)
         return None
     return root
 
 
-def _settle_pending(value=None):
-    """Trees that grew past _expr.MAX_NODES since the last collective call are evaluated into
-    arrays of their own (_expr.settle), newest first; not the sub-trees of one settled (or of
-    `value`, about to be evaluated anyway). Collective: called by the collective calls
-    (assignment, reduction); the choice is structural and the list holds the trees strongly,
-    so every rank settles the same ones."""
-    pend = _expr.PENDING[:]
-    _expr.PENDING.clear()
-    covered = set()
-
-    def cover(n):
-        stack = [n]
-        while stack:
-            e = stack.pop()
-            if id(e) not in covered:
-                covered.add(id(e))
-                stack.extend(a for a in e.args if type(a) is Expr)
-
-    if type(value) is Expr:
-        cover(value)
+def _settle_big(value):
+    """value's largest sub-trees of more than _expr.MAX_NODES nodes (the first such on each path
+    from the root, not the root) are evaluated into arrays of their own (_expr.settle) before
+    value is: a rebound name's chain (x = x + alpha * p) is then one array the next time.
+    Collective, in a collective call; the choice is value's structure, the same on every rank."""
     _expr.DEPTH += 1
     try:
-        for e in reversed(pend):
-            if id(e) not in covered:
-                cover(e)
+        stack = list(value.args)
+        while stack:
+            e = stack.pop()
+            if type(e) is not Expr:
+                continue
+            if e.nodes > _expr.MAX_NODES:
                 _expr.settle(e)
+            else:
+                stack.extend(e.args)
+        value.nodes = 1 + _builtins.sum(a.nodes for a in value.args if type(a) is Expr)
     finally:
         _expr.DEPTH -= 1
 
@@ -879,14 +876,16 @@ _calibrate()
 def _assign(dst, value, temp=None):
     """dst[...] = value: one fused pass (plus the passes type changes need), after the write
     barrier (_before_write). Collective."""
-    if _expr.PENDING and not _expr.DEPTH:
-        _settle_pending(value)
-    root = _before_write(dst, value, temp) if _expr.LIVE else None
+    if type(value) is Expr and value.nodes > _expr.MAX_NODES and not _expr.DEPTH:
+        _settle_big(value)
+    root, after = _before_write(dst, value, temp) if _expr.LIVE else (None, None)
     _expr.DEPTH += 1
     try:
         _store(dst, value)
     finally:
         _expr.DEPTH -= 1
+    if after is not None:  # held trees that read dst: the snapshot taken before the write
+        after()
     if root is not None:  # the tree's value is now what dst holds (it may have read dst)
         root.op, root.args, root.need, root.nodes, root.kids = "cast", (dst,), 1, 1, 0
 
@@ -945,8 +944,8 @@ def _store(dst, value):
 
 def _reduce(kind, x, _element=False):
     """A whole-array reduction of an array or expression. Collective."""
-    if _expr.PENDING and not _expr.DEPTH:
-        _settle_pending(x)
+    if type(x) is Expr and x.nodes > _expr.MAX_NODES and not _expr.DEPTH:
+        _settle_big(x)
     _expr.DEPTH += 1
     try:
         return _reduce_now(kind, x, _element)
@@ -1629,7 +1628,9 @@ def _local(self):
     them."""
     if not self._h.whole():
         raise NotImplementedError("spmdarray: a.local of a view (a.local is the block of a whole array)")
-    _before_write(self)  # the block may be written: expressions that read the array settle first
+    _, after = _before_write(self)  # the block may be written: expressions that read it keep a snapshot
+    if after is not None:
+        after()
     return _core.local_block(self._h)
 
 

@@ -65,19 +65,17 @@ def is_scalar(x):
 LIVE = []
 LIVE_PRUNE = 4096
 _ref = weakref.ref
-# A tree of more nodes is evaluated into an array of its own at the next collective call (an
-# assignment or a reduction: spmdarray/__init__.py's _settle_pending), unless that call evaluates
-# it: x = x + a * p in a loop would otherwise grow a tree by three nodes an iteration, keep every
-# p alive and re-evaluate the chain at every use. Building stays Local; PENDING holds the trees
-# strongly, so that every rank settles the same ones.
+# A sub-tree of more nodes is evaluated into an array of its own when the tree that holds it is
+# next assigned or reduced (spmdarray/__init__.py's _settle_big, a collective call anyway):
+# x = x + a * p in a loop would otherwise grow a tree by three nodes an iteration and re-evaluate
+# the chain at every use.
 # A tree that would pass HARD_NODES (a loop that rebinds a name and calls nothing collective)
 # has its largest sub-tree evaluated where it is built, a collective step then, so that no tree
 # outgrows Python's recursion limit (the compiler walks trees recursively, two frames a level).
 MAX_NODES = 64
 HARD_NODES = 128
-PENDING = []
 # > 0 while the package evaluates something (an assignment, a reduction, a settle): the trees it
-# makes then are its own (compile splits, type changes), never pending nor settled on the way
+# makes then are its own (compile splits, type changes), never settled on the way
 DEPTH = 0
 MATERIALIZE = None  # set by spmdarray/__init__.py: evaluate an expression into a new array
 
@@ -115,14 +113,11 @@ class Expr:
                     nodes += a.nodes
                     kids += 1
             need = None
-        if nodes > MAX_NODES and DEPTH == 0:
-            if nodes > HARD_NODES:
-                big = max((a for a in args if type(a) is Expr), key=lambda a: a.nodes)
-                settle(big)
-                nodes = 1 + sum(a.nodes for a in args if type(a) is Expr)
-                need = None
-            if nodes > MAX_NODES:
-                PENDING.append(self)
+        if nodes > HARD_NODES and DEPTH == 0:
+            big = max((a for a in args if type(a) is Expr), key=lambda a: a.nodes)
+            settle(big)
+            nodes = 1 + sum(a.nodes for a in args if type(a) is Expr)
+            need = None
         if need is None:
             ns = sorted((a.need if type(a) is Expr else 1 for a in args), reverse=True)
             need = max(x + i for i, x in enumerate(ns))
@@ -536,23 +531,28 @@ def signature(n, with_sources=False):
     """The structure of tree n as a hashable key, its array operands (one per class, in class
     order) and its scalars (in tree order). Two trees of one key compile to the same program,
     operands and constants aside. with_sources: also the maps Program(sources=...) takes."""
-    key = []
+    key = [n.op, n.dtype]
     arrays = []
     scalars = []
     classes = {}
     cpos = {} if with_sources else None
-
-    def walk(n):
-        key.append(n.op)
-        key.append(n.dtype)
-        i = 0
-        for a in n.args:
+    # pre-order, iteratively: a nested recursive function would be a reference cycle holding the
+    # statement's operands (snapshot views among them) until the garbage collector runs
+    stack = []
+    node, args, i = n, n.args, 0
+    while True:
+        if i < len(args):
+            a = args[i]
             t = type(a)
             if t is Expr:
-                walk(a)
-            elif t in _SCALARS or is_scalar(a):
+                stack.append((node, args, i + 1))
+                key.append(a.op)
+                key.append(a.dtype)
+                node, args, i = a, a.args, 0
+                continue
+            if t in _SCALARS or is_scalar(a):
                 if cpos is not None:
-                    cpos[(id(n), i)] = len(scalars)
+                    cpos[(id(node), i)] = len(scalars)
                 key.append(t)
                 scalars.append(a)
             else:
@@ -565,9 +565,11 @@ def signature(n, with_sources=False):
                 else:
                     key.append(c)
             i += 1
+            continue
         key.append(None)
-
-    walk(n)
+        if not stack:
+            break
+        node, args, i = stack.pop()
     if with_sources:
         return tuple(key), arrays, scalars, (classes, cpos)
     return tuple(key), arrays, scalars
