@@ -730,10 +730,17 @@ def _before_write(dst, value=None, temp=None):
 
 def _root_for(root, dst):
     """The tree being assigned, when after the write its value is dst's (same type and shape);
-    else None, and a tree that reads dst reads a snapshot of it instead. Local."""
+    else None, and a tree that reads dst reads a snapshot of it instead (dst's stale halo
+    exchanged first: Neighbour-collective then, on every rank alike). Local otherwise."""
     if root is not None and (root.dtype != dst.dtype or tuple(root.shape) != dst.shape):
         if _reads(root, dst._h.parent_id, {}):
-            _repoint([root], dst)()  # now: the statement itself reads the snapshot (every rank alike)
+            # now: the statement itself reads the snapshot, so its halo must need no exchange
+            # (which pooled snapshot a rank reuses may differ, and each has its own halo plan):
+            # refresh dst's first (the condition is the same on every rank: a collective step)
+            h = dst._h
+            if h.has_halo and h.halo_stale:
+                _core.exchange_halo(h)
+            _repoint([root], dst)()
         return None
     return root
 
@@ -884,8 +891,8 @@ def _assign(dst, value, temp=None):
         _store(dst, value)
     finally:
         _expr.DEPTH -= 1
-    if after is not None:  # held trees that read dst: the snapshot taken before the write
-        after()
+        if after is not None:  # held trees that read dst: the snapshot taken before the write
+            after()
     if root is not None:  # the tree's value is now what dst holds (it may have read dst)
         root.op, root.args, root.need, root.nodes, root.kids = "cast", (dst,), 1, 1, 0
 

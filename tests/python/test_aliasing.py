@@ -288,3 +288,21 @@ def test_a_tree_built_on_one_rank_only(rng, comm):
     b[...] = a
     assert sa.sum(b) == x.sum()
     del t
+
+
+def test_a_statement_of_another_type_reads_a_fresh_snapshot(comm):
+    # review finding (2 ranks): the statement itself reads a snapshot when its type differs from
+    # the destination's; which pooled snapshot a rank reuses may differ, so its halo must need no
+    # exchange (each snapshot has its own halo plan)
+    x = np.arange(101, dtype=float)
+    a = sa.array(x, halo=1)
+    a[...] = a * 1.0
+    e = a[1:-1] + a[2:]
+    a[...] = a * 1.0  # e reads a snapshot
+    assert np.isclose(sa.sum(e), np.sum(x[1:-1] + x[2:]))
+    if comm.rank == 1:
+        del e  # the snapshot is free on rank 1 only
+    a[...] = a * 1.0  # a's halo is stale
+    a[1:-1] = a[:-2] < a[2:]  # bool into float64
+    x[1:-1] = x[:-2] < x[2:]
+    same(a, x)
