@@ -535,12 +535,6 @@ _SNAPSHOTS_KEEP = 2
 _SNAPSHOTS_KEYS = 8
 
 
-def _refcounts(objs):
-    """Each object's reference count, with this function's own references (_KEPT_BASE of them
-    for an object that only `objs` holds). Local."""
-    return [_sys.getrefcount(t) for t in objs]
-
-
 def _snapshot(dst):
     """A copy of dst's parent (this rank's block and halo, its halo flag): a whole array laid out
     as the parent. Local (no communication; the copy is this rank's storage alone)."""
@@ -666,7 +660,7 @@ def _census(live, root, temp=None):
 
 
 def _calibrate():
-    """_HELD_BASE and _IADD_BASE on this interpreter (its own references of lists, loop
+    """_HELD_BASE, _CENSUS_BASE and _IADD_BASE on this interpreter (its own references of lists, loop
     variables and call frames differ between Python versions)."""
     global _HELD_BASE
     f64 = np.dtype(np.float64)
@@ -681,8 +675,6 @@ def _calibrate():
     probe = _IaddProbe()
     probe += Expr("neg", (1.0,), f64, ())
     del p, nodes
-    global _KEPT_BASE
-    _KEPT_BASE = _refcounts([object()])[0]  # held by the list alone
 
 
 def _before_write(dst, value=None, temp=None):
@@ -894,7 +886,7 @@ def _assign(dst, value, temp=None):
         if after is not None:  # held trees that read dst: the snapshot taken before the write
             after()
     if root is not None:  # the tree's value is now what dst holds (it may have read dst)
-        root.op, root.args, root.need, root.nodes, root.kids = "cast", (dst,), 1, 1, 0
+        _expr.become(root, dst)
 
 
 def _store(dst, value):

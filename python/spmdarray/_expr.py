@@ -59,9 +59,9 @@ def is_scalar(x):
 
 # Every live expression, weakly (the write barrier: spmdarray/__init__.py's _before_write): an
 # expression holds the values its operands had when it was built, as NumPy's eager result would.
-# Before an array is written, the live expressions that read it (other than the one being
-# assigned) are evaluated into arrays of their own. Dead references are dropped there and when
-# the list grows past LIVE_PRUNE.
+# Before an array is written, the held live expressions that read it (other than the one being
+# assigned) are pointed at a snapshot of it. Dead references are dropped there and when the list
+# grows past LIVE_PRUNE.
 LIVE = []
 LIVE_PRUNE = 4096
 _ref = weakref.ref
@@ -156,8 +156,13 @@ class Expr:
 def settle(e):
     """Evaluate expression e into a new array and make e that array's value (an identity "cast"
     of it): e, and every tree that holds it, then read one array. Collective."""
-    out = MATERIALIZE(e)
-    e.op, e.args, e.need, e.nodes, e.kids = "cast", (out,), 1, 1, 0
+    become(e, MATERIALIZE(e))
+
+
+def become(e, a):
+    """Make expression e the value of array a (of e's dtype and shape; an identity "cast"): the
+    one form of a settled tree and of an assigned one. Local."""
+    e.op, e.args, e.need, e.nodes, e.kids = "cast", (a,), 1, 1, 0
 
 
 def weak_kind(x):
