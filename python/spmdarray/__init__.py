@@ -208,6 +208,22 @@ def _binary(op, swap=False):
     return lambda self, other: _expr.make(op, self, other)
 
 
+def _power(self, other):
+    """x ** y. NumPy takes a fast path for a scalar exponent of an array: x ** 2 is x * x (also of
+    integers), and for floating x, x ** 0.5 is sqrt(x) and x ** -1 is 1 / x; so do these (the
+    same bits: std::pow may round a square differently)."""
+    if type(other) is int or type(other) is float:
+        dt = _expr.dtype_of(self)
+        if dt is not None and other == 2 and dt.kind in "fi":
+            return _expr.make("square", self)
+        if dt is not None and dt.kind == "f":
+            if other == 0.5:
+                return _expr.make("sqrt", self)
+            if other == -1:
+                return _expr.make("div", 1.0, self)
+    return _expr.make("pow", self, other)
+
+
 def _logic(op, swap=False):
     def f(self, other):
         for x in (self, other):
@@ -229,7 +245,7 @@ def _invert(self):
 _OPERATORS = {
     "__add__": _binary("add"), "__radd__": _binary("add", True), "__sub__": _binary("sub"),
     "__rsub__": _binary("sub", True), "__mul__": _binary("mul"), "__rmul__": _binary("mul", True),
-    "__truediv__": _binary("div"), "__rtruediv__": _binary("div", True), "__pow__": _binary("pow"),
+    "__truediv__": _binary("div"), "__rtruediv__": _binary("div", True), "__pow__": _power,
     "__rpow__": _binary("pow", True), "__lt__": _binary("lt"), "__le__": _binary("le"), "__gt__": _binary("gt"),
     "__ge__": _binary("ge"), "__eq__": _binary("eq"), "__ne__": _binary("ne"), "__and__": _logic("land"),
     "__rand__": _logic("land", True), "__or__": _logic("lor"), "__ror__": _logic("lor", True),
@@ -853,16 +869,27 @@ _PROGRAMS = {}
 _PROGRAMS_MAX = 1024
 
 
-def _run_cached(dst, ent, arrays, scalars):
+def _bind_cached(ent, arrays, scalars):
+    """A cached program's operands and constants for this tree: (ops, kf, ki)."""
     c, code, result, osrc, ksrc = ent
     ops = [arrays[k]._h for k in osrc]
     kv = [lit if pos < 0 else (-scalars[pos] if neg else scalars[pos]) for pos, neg, lit in ksrc]
     if c.kind == "f":
-        kf, ki = [float(v) for v in kv], []
-    else:
-        kf, ki = [], [int(v) for v in kv]
+        return ops, [float(v) for v in kv], []
+    return ops, [], [int(v) for v in kv]
+
+
+def _run_cached(dst, ent, arrays, scalars):
+    ops, kf, ki = _bind_cached(ent, arrays, scalars)
     _exchange_stale(ops, dst._h)
-    _core.assign(dst._h, _expr.DTYPES[c], code, kf, ki, result, ops)
+    _core.assign(dst._h, _expr.DTYPES[ent[0]], ent[1], kf, ki, ent[2], ops)
+
+
+def _cache(key, p):
+    if len(_PROGRAMS) >= _PROGRAMS_MAX:
+        _PROGRAMS.clear()
+    ent = _PROGRAMS[key] = (p.c, p.code, p.result, p.operand_src, p.const_src)
+    return ent
 
 
 def _same_view(a, b):
@@ -931,10 +958,7 @@ def _store(dst, value):
             _, _, _, sources = _expr.signature(value, with_sources=True)
             p, _ = _compile(value, c, dst.ndim, sources=sources)
             if p is not None:
-                if len(_PROGRAMS) >= _PROGRAMS_MAX:
-                    _PROGRAMS.clear()
-                ent = _PROGRAMS[ckey] = (c, p.code, p.result, p.operand_src, p.const_src)
-                _run_cached(dst, ent, arrays, scalars)
+                _run_cached(dst, _cache(ckey, p), arrays, scalars)
                 return
     p, tree = _compile(tree, c, dst.ndim)
     _exchange_stale(p.operands, dst._h)
@@ -972,14 +996,37 @@ def _reduce_now(kind, x, _element):
                          "has no identity")
     if red in ("sum", "prod") and vt in (np.dtype(np.int32),) and not _element:
         x = Expr("cast", (x,), np.dtype(np.int64), x.shape)  # NumPy sums int32 in int64
+    rk = getattr(_core.Reduction, red)
+    if type(x) is Expr:
+        # cached as assignments are (by the tree's structure; the key's shape includes the
+        # layout-lending operand's): a reduction in a loop (CG's dot products) compiles once
+        key, arrays, scalars = _expr.signature(x)
+        rkey = ("reduce", key, tuple(x.shape))
+        ent = _PROGRAMS.get(rkey)
+        if ent is None:
+            c = _expr.program_type(x)
+            if _prepare(x, c) is x and _builtins.all(a.dtype == c for a in arrays):
+                _, _, _, sources = _expr.signature(x, with_sources=True)
+                p, _ = _compile(x, c, x.ndim, anchor_first=True, shape=tuple(x.shape), sources=sources)
+                if p is not None:
+                    ent = _cache(rkey, p)
+        if ent is not None:
+            ops, kf, ki = _bind_cached(ent, arrays, scalars)
+            _exchange_stale(ops, ops[0])
+            r = _core.reduce(rk, _expr.DTYPES[ent[0]], ent[1], kf, ki, ent[2], ops, list(x.shape))
+            return _reduced(kind, red, vt, x, r, _element)
     c = _expr.program_type(x)
     tree = _prepare(x, c)
     p, tree = _compile(tree, c, x.ndim, anchor_first=True, shape=tuple(x.shape))
     if p is None:  # no operand lends its layout: evaluate first
         return _reduce(kind, _materialize(tree), _element=_element)
     _exchange_stale(p.operands, p.operands[0])
-    r = _core.reduce(getattr(_core.Reduction, red), _expr.DTYPES[c], p.code, p.kf, p.ki, p.result, p.operands,
-                     list(x.shape))
+    r = _core.reduce(rk, _expr.DTYPES[c], p.code, p.kf, p.ki, p.result, p.operands, list(x.shape))
+    return _reduced(kind, red, vt, x, r, _element)
+
+
+def _reduced(kind, red, vt, x, r, _element):
+    """The reduction's value r as NumPy gives it."""
     if kind == "any":
         return np.bool_(r > 0)
     if kind == "all":
@@ -1613,13 +1660,20 @@ from . import random  # noqa: E402  (spmdarray.random needs the names above)
 
 # ---- the rank's own block (issue 28): a.local, from_local ---------------------------------------
 
+#: Whether the arrays live in GPU memory (a CUDA build): a.local is then a CuPy array (or a DLPack
+#: object where CuPy is not installed), not a NumPy one.
+device_memory = not _core.HOST_MEMORY
+
+
 def _local(self):
     """This rank's owned block of the array (a whole array, not a view) as a NumPy array over the
     library's storage: no copy; writing into it writes the array (its halo is then marked stale,
     refilled before the next expression that reads it). Shape: the owned box's extents
-    (``a.distribution['owned_lo']`` to ``owned_hi``). Local. On a device build (the block in GPU
-    memory) it raises spmdarray.Error; gather() copies to the host. The NumPy array keeps the
-    array's storage alive, until spmdarray is finalized at interpreter exit. A block kept and
+    (``a.distribution['owned_lo']`` to ``owned_hi``). Local. On a device build
+    (``spmdarray.device_memory``) it is a CuPy array over the GPU memory, no copy either (the
+    library's kernels are finished first), or, without CuPy, an object with ``__dlpack__`` for
+    ``torch.from_dlpack`` and the like. The block keeps the array's storage alive, until spmdarray
+    is finalized at interpreter exit. A block kept and
     written after later expressions: call exchange_halo() before reading the halo. Taking the
     block points the expressions that read the array at a snapshot of it (they keep the values
     they were built from; local); an expression built while a block is kept, then the block
@@ -1630,7 +1684,14 @@ def _local(self):
     _, after = _before_write(self)  # the block may be written: expressions that read it keep a snapshot
     if after is not None:
         after()
-    return _core.local_block(self._h)
+    blk = _core.local_block(self._h)
+    if not device_memory:
+        return blk
+    try:
+        import cupy
+    except ImportError:
+        return blk
+    return cupy.from_dlpack(blk)
 
 
 ndarray.local = property(_local, doc=_local.__doc__)
@@ -1639,11 +1700,12 @@ ndarray.local = property(_local, doc=_local.__doc__)
 def from_local(x, like, dtype=None):
     """A new array distributed as `like` (an spmdarray array: its shape, process grid, halo,
     periodic axes) whose owned block on each rank is this rank's `x` (a NumPy array of the shape of
-    ``like.local``); dtype: x's (default) or the one given. Collective: a block of another shape on
+    ``like.local``; on a device build also a CuPy or other CUDA array); dtype: x's (default) or the one given. Collective: a block of another shape on
     any rank is a ValueError on every rank. The halo is zero until exchanged."""
     if not isinstance(like, ndarray):
         raise NotImplementedError("spmdarray.from_local: like= must be an spmdarray array (its distribution is used)")
-    x = np.asarray(x)
+    if not (hasattr(x, "shape") and hasattr(x, "dtype")):  # CuPy's, PyTorch's arrays: as they are
+        x = np.asarray(x)
     d = np_dtype(dtype if dtype is not None else x.dtype)
     parent = ndarray(like._h.parent())
     out = zeros(parent.shape, d, comm=parent.comm, halo=parent.distribution["halo"],
@@ -1652,11 +1714,17 @@ def from_local(x, like, dtype=None):
     if _core.any_rank(out._h, x.shape != blk.shape):
         raise ValueError(f"spmdarray.from_local: a rank's block has another shape than like's owned block (this "
                          f"rank: {x.shape} given, {blk.shape} owned)")
-    blk[...] = x
+    if isinstance(blk, np.ndarray):
+        blk[...] = np.asarray(x)
+    elif hasattr(blk, "__cuda_array_interface__"):  # CuPy's: takes NumPy and device arrays
+        import cupy
+        blk[...] = cupy.asarray(x)
+    else:
+        raise NotImplementedError("spmdarray.from_local on a device build without CuPy (install cupy)")
     return out
 
 
-__all__ += ["from_local"]
+__all__ += ["from_local", "device_memory"]
 
 
 # ---- sparse matrices and CG (issue 28): spmdarray.sparse, spmdarray.linalg ----------------------

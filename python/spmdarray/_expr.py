@@ -30,7 +30,8 @@ DTYPES = {np.dtype(np.float64): _core.DType.float64, np.dtype(np.float32): _core
           np.dtype(np.bool_): _core.DType.bool}
 NP_OF = {v: k for k, v in DTYPES.items()}
 
-UNARY = {"neg", "abs", "sqrt", "exp", "log", "sin", "cos", "lnot"}
+# square: x ** 2 (NumPy computes it as x * x; the program multiplies the register by itself)
+UNARY = {"neg", "abs", "sqrt", "exp", "log", "sin", "cos", "lnot", "square"}
 FLOAT_UNARY = {"sqrt", "exp", "log", "sin", "cos"}
 ARITH = {"add", "sub", "mul", "div", "pow", "minimum", "maximum"}
 COMPARE = {"lt", "le", "gt", "ge", "eq", "ne"}
@@ -525,6 +526,9 @@ def gen(p, n, leaf, parent=None, index=None):
         p.free.append(regs[i])
     op = "lnot" if n.op == "lnot" else n.op
     if op == "cast":
+        return d
+    if op == "square":
+        p.emit("mul", d, d, d)
         return d
     while len(regs) < 3:
         regs.append(0)

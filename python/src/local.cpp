@@ -1,6 +1,7 @@
-// a.local: the rank's owned block of a parent as a NumPy array over the library's host storage
-// (zero-copy, nanobind ndarray with a capsule that keeps the parent alive), and the agreement
-// helper from_local needs. A device build (memory not accessible from the host) raises.
+// a.local: the rank's owned block of a parent, zero-copy (a nanobind ndarray with a capsule that
+// keeps the parent alive): a NumPy array over host storage; on a CUDA build a DLPack object over
+// the device memory (device type CUDA or CUDA managed, the device Kokkos runs on), which the Python
+// side hands to CuPy (cupy.from_dlpack) when it is there. The agreement helper from_local needs.
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -9,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 
 #include "core.hpp"
 
@@ -24,23 +26,38 @@ nb::object local_block(const Holder& h) {
     constexpr int P = decltype(pc)::value;
     const auto& a = h.array<T, P>();
     using Mem = typename Array<T, P>::memory_space;
-    if constexpr (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible) {
-      throw Error::replicated(impl::str("spmdarray: a.local on a device build (the block lives in ", Mem::name(),
-                                        " memory; gather() or np.asarray(a) copy to the host)"));
-    } else {
-      const auto& v = a.local_with_halo();
-      std::size_t shape[3] = {0, 0, 0};
-      std::int64_t strides[3] = {0, 0, 0};
-      T* p = v.data();
-      for (int d = 0; d < P; ++d) {
-        shape[d] = static_cast<std::size_t>(a.owned().extent(d));
-        strides[d] = static_cast<std::int64_t>(v.stride(static_cast<std::size_t>(d)));
-        if (shape[d] > 0) p += static_cast<std::ptrdiff_t>(a.halo()[d]) * strides[d];
-      }
+    const auto& v = a.local_with_halo();
+    std::size_t shape[3] = {0, 0, 0};
+    std::int64_t strides[3] = {0, 0, 0};
+    T* p = v.data();
+    for (int d = 0; d < P; ++d) {
+      shape[d] = static_cast<std::size_t>(a.owned().extent(d));
+      strides[d] = static_cast<std::int64_t>(v.stride(static_cast<std::size_t>(d)));
+      if (shape[d] > 0) p += static_cast<std::ptrdiff_t>(a.halo()[d]) * strides[d];
+    }
+    auto owner = [&] {
       auto* keep = new std::shared_ptr<ParentBase>(h.parent);
-      nb::capsule owner(keep, [](void* q) noexcept { delete static_cast<std::shared_ptr<ParentBase>*>(q); });
+      return nb::capsule(keep, [](void* q) noexcept { delete static_cast<std::shared_ptr<ParentBase>*>(q); });
+    };
+    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible) {
       h.parent->halo_stale = true;  // the block may be written through it
-      return nb::cast(nb::ndarray<nb::numpy, T>(p, P, shape, owner, strides), nb::rv_policy::reference);
+      return nb::cast(nb::ndarray<nb::numpy, T>(p, P, shape, owner(), strides), nb::rv_policy::reference);
+    } else {
+#if defined(KOKKOS_ENABLE_CUDA)
+      constexpr bool managed = std::is_same_v<Mem, Kokkos::CudaUVMSpace>;
+      if constexpr (std::is_same_v<Mem, Kokkos::CudaSpace> || managed) {
+        // Kernels on the array's execution space may still be writing the block: a consumer on
+        // another stream (CuPy's, PyTorch's) must see their results.
+        Kokkos::fence("spmd::py::local");
+        h.parent->halo_stale = true;
+        const int dev = Kokkos::DefaultExecutionSpace().cuda_device();
+        return nb::cast(nb::ndarray<T>(p, P, shape, owner(), strides, nb::dtype<T>(),
+                                       managed ? nb::device::cuda_managed::value : nb::device::cuda::value, dev),
+                        nb::rv_policy::reference);
+      }
+#endif
+      throw Error::replicated(impl::str("spmdarray: a.local: no DLPack device type for ", Mem::name(),
+                                        " memory (gather() or np.asarray(a) copy to the host)"));
     }
   });
 }

@@ -179,6 +179,8 @@ NB_MODULE(_core, m) {
                             op_pow,  op_minimum, op_maximum, op_lt,  op_le,    op_gt,  op_ge,
                             op_eq,   op_ne,      op_land,    op_lor, op_where, op_lin, op_term};
   });
+  // whether arrays live in memory the host can read (a.local is a NumPy array; else DLPack)
+  m.attr("HOST_MEMORY") = nb::bool_(Kokkos::SpaceAccessibility<Kokkos::HostSpace, DefaultMemorySpace>::accessible);
   m.attr("MAX_INSTRUCTIONS") = kMaxIns;
   m.attr("MAX_REGISTERS") = kMaxRegs;
   m.attr("MAX_OPERANDS") = kMaxOperands;

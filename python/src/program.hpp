@@ -12,8 +12,9 @@
 //  - on devices a line evaluates one point at a time (kChunk = 1): the same instructions, one
 //    value per register, in the thread's registers.
 // The engine's hooks for a node (bind, visit_terminals, first_terminal, terminal_count) are
-// found by argument-dependent lookup and specialisation, as for its own nodes; nothing of the
-// library changes.
+// found by argument-dependent lookup and specialisation, as for its own nodes; a host line offers
+// its chunks to the engine's row loops (spmd_runs, run(): impl::has_runs), so that the store is a
+// vectorised loop too.
 
 #include <spmd/expr.hpp>
 
@@ -165,6 +166,14 @@ struct ProgLine {
   KOKKOS_FORCEINLINE_FUNCTION C operator()(const index_t i) const {
     if (i >= end || i < c0) fill(i);
     return cur[i - c0];
+  }
+  // The engine's row loops take a host line's values a chunk at a time (impl::has_runs): the
+  // store or fold is then a loop over the chunk, vectorised, not one call a point.
+  static constexpr bool spmd_runs = B > 1;
+  KOKKOS_FORCEINLINE_FUNCTION const C* run(const index_t i, index_t& n) const {
+    fill(i);
+    n = end - c0;
+    return cur;
   }
 
   template <impl::BinOp O>

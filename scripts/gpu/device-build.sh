@@ -25,7 +25,10 @@
 # then holds what exists), SPMD_DEV_PACK_ONLY=1 (pack the existing build), SPMD_DEV_CMAKE_ARGS
 # (more configure arguments, split at spaces), SPMD_DEV_PACK_EXCLUDE (paths under the build left
 # out of the pack, split at spaces, e.g. "tests/test_io apps/cfd": two packs of one build when
-# the whole does not fit a device call's 64 MiB).
+# the whole does not fit a device call's 64 MiB), SPMD_DEV_PYTHON (a folder holding the GPU image's
+# Python headers, python3.X/ and x86_64-linux-gnu/python3.X/, fetched once by a device call as
+# docs/gpu.md says: the Python extension is then built for that interpreter, with this machine's
+# nanobind; SPMD_DEV_PYTHON_SOABI overrides the SOABI read from the folder's name).
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 carry=${1:-$SPMD_ROOT/.carry}
 dev=${SPMD_DEV_ROOT:-/tmp/spmd-dev}
@@ -59,6 +62,17 @@ gpu_write_bin "$dev" /usr/bin/mpiexec.openmpi /usr/bin/python3
 
 # -- configure and build --------------------------------------------------------------------------
 build=$dev/build
+python_args=()
+if [[ -n "${SPMD_DEV_PYTHON:-}" ]]; then
+  pyinc=$(find "$SPMD_DEV_PYTHON" -maxdepth 1 -type d -name 'python3.*' | sort | tail -1)
+  [[ -n "$pyinc" && -f $pyinc/Python.h ]] || { log "SPMD_DEV_PYTHON=$SPMD_DEV_PYTHON holds no python3.X/Python.h"; exit 1; }
+  pyver=${pyinc##*/python}
+  soabi=${SPMD_DEV_PYTHON_SOABI:-cpython-${pyver/./}-x86_64-linux-gnu}
+  py=$(spmd_python_env) || { log "the Python front's build packages (nanobind) could not be installed"; exit 1; }
+  python_args=(-DSPMD_ENABLE_PYTHON=ON "-DPython_EXECUTABLE=$py" "-DSPMD_PYTHON_TARGET_INCLUDE_DIRS=$pyinc;$SPMD_DEV_PYTHON"
+               "-DSPMD_PYTHON_TARGET_SOABI=$soabi")
+  log "the Python extension: for Python $pyver ($soabi) from $SPMD_DEV_PYTHON"
+fi
 if [[ "${SPMD_DEV_PACK_ONLY:-0}" != 1 ]]; then
   log "configuring $build (Open MPI, CUDA Kokkos $prefix)"
   CMAKE_PREFIX_PATH="$dev/kokkos" spmd_setup   # Debian packages; no Kokkos 3.4.1 bootstrap
@@ -70,7 +84,7 @@ if [[ "${SPMD_DEV_PACK_ONLY:-0}" != 1 ]]; then
     -DSPMD_PYTHON="$dev/bin/python3" -DSPMD_GIT_REVISION="$revision" \
     -DSPMD_ENABLE_NCCL=ON -DSPMD_ENABLE_HDF5=ON -DSPMD_ENABLE_TESTS=ON -DSPMD_ENABLE_APPS=ON \
     -DSPMD_ENABLE_BENCHMARKS=ON "-DSPMD_SELECTION=$(tr -s ' ' ';' <<<"${SPMD_DEV_TARGETS:-}" | sed 's/^;//;s/;$//')" \
-    ${SPMD_DEV_CMAKE_ARGS:-} >"$build.configure.log" 2>&1 || { cat "$build.configure.log" >&2; exit 1; }
+    "${python_args[@]}" ${SPMD_DEV_CMAKE_ARGS:-} >"$build.configure.log" 2>&1 || { cat "$build.configure.log" >&2; exit 1; }
   grep -q "Kokkos 4.6.1" "$build.configure.log" || { log "the configure did not pick Kokkos 4.6.1"; exit 1; }
   grep -Eq "openmpi" "$build/CMakeCache.txt" || { log "the configure did not pick Open MPI"; exit 1; }
   t1=$(date +%s)

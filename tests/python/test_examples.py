@@ -22,6 +22,7 @@ LINES = {
     "stencil.py": ("import spmdarray as np", "import numpy as np"),
     "cg.py": ("import spmdarray as np, spmdarray.sparse as sparse  # noqa: E401",
               "import numpy as np, sparse_scipy as sparse  # noqa: E401"),
+    "cfd.py": ("import spmdarray as np", "import numpy as np"),
 }
 EPS = np.finfo(np.float64).eps
 
@@ -78,6 +79,42 @@ def test_stencil_matches_numpy(capsys):
     out = spmd.main(["-n", "12", "-i", "7"]), ref.main(["-n", "12", "-i", "7"])
     assert abs(out[0] - out[1]) <= (8 * 7 + 12 * 12) * EPS * 273.15
     assert "stencil: 12 x 12, 7 iterations" in capsys.readouterr().out
+
+
+def test_cfd_matches_numpy(capsys):
+    spmd, ref = load("cfd.py", False), load("cfd.py", True)
+    assert spmd.np is sa
+    nx, ny, nit, steps = 23, 19, 8, 6  # not square: an exchanged axis would show
+    # From rest the channel flow stays one-dimensional (v = 0, p = 1): start from a perturbed
+    # state instead (apps/cfd's check does the same), through the example's own step().
+    y, x = np.meshgrid(np.linspace(0, 2, ny), np.linspace(0, 2, nx), indexing="ij")
+    start = (0.1 * np.sin(np.pi * x) * np.sin(np.pi * y / 2), 0.1 * np.cos(np.pi * x) * np.sin(np.pi * y),
+             1 + 0.1 * np.cos(np.pi * (x + y)))
+    dx, dy = 2 / (nx - 1), 2 / (ny - 1)
+    phys = (1, 0.1, 1, 0.0009 * dx * dy / 0.1, dx, dy)  # rho, nu, F, dt, dx, dy as run() sets them
+    fields, fields_ref = [spmd.np.array(f) for f in start], [f.copy() for f in start]
+    for _ in range(steps):
+        fields = spmd.step(*fields, nit, *phys)
+        fields_ref = ref.step(*fields_ref, nit, *phys)
+    got, want = [np.asarray(f) for f in fields], fields_ref
+    # Every point is computed by the same operations in the same order as NumPy's (the fused
+    # program keeps the tree's order; x**2 is x*x as in NumPy), so the fields differ only where a
+    # compiler contracts a * b + c into one rounding (device builds): a few roundings a step, far
+    # below 1e-12 of the field's size after 6 steps (apps/cfd's check uses the same tolerance).
+    for name, g, w in zip("uvp", got, want):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=0, atol=1e-12 * np.abs(w).max(), err_msg=name)
+    for w, f in zip(want, start):  # the flow moved (the test can fail)
+        assert np.abs(w - f).max() > 1e-4
+    rest, rest_ref = [np.asarray(f) for f in spmd.run(nx, ny, nit, steps)], ref.run(nx, ny, nit, steps)
+    for g, w in zip(rest, rest_ref):
+        np.testing.assert_allclose(g, w, rtol=0, atol=1e-12 * np.abs(w).max())
+    sums = spmd.main(["--nx", "12", "--ny", "10", "--nit", "3", "--steps", "4"])
+    sums_ref = ref.main(["--nx", "12", "--ny", "10", "--nit", "3", "--steps", "4"])
+    # the sums add 120 points in another order (per rank, then across ranks): 120 eps max|f| apart
+    for s, r, f in zip(sums, sums_ref, ref.run(12, 10, 3, 4)):
+        assert abs(s - r) <= 120 * EPS * np.abs(f).max() + 1e-12 * np.abs(f).sum(), (s, r)
+    assert "cfd: 10 x 12, nit 3, 4 steps" in capsys.readouterr().out
 
 
 def lambda_min(n):

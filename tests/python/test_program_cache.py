@@ -136,3 +136,67 @@ def test_cache_with_halo_and_shifts(rng):
         x[1:-1] = 0.5 * (x[:-2] + x[2:])
         check(u, x)
         check(v, x)
+
+
+def test_reductions_cached(rng):
+    """Reductions of expressions compile once a structure, as assignments do: new operands and
+    scalars of one key give NumPy's values (sums compared within the summation-order bound)."""
+    xs = [data(rng, (41, 13), np.float64) for _ in range(4)]
+    a = [sa.array(x) for x in xs]
+    sa._PROGRAMS.clear()
+    for i, s in enumerate((0.5, -2.0, 3.25)):
+        x, y = (i % 4, (i + 1) % 4)
+        got = sa.sum(a[x] * s - a[y])
+        ref = np.sum(xs[x] * s - xs[y])
+        assert abs(got - ref) <= 41 * 13 * np.finfo(float).eps * np.abs(xs[x] * s - xs[y]).sum()
+        got = sa.max(a[x] + s * a[y])
+        assert got == np.max(xs[x] + s * xs[y])
+        got = sa.dot(a[x].ravel(), a[y].ravel())
+        assert abs(got - np.dot(xs[x].ravel(), xs[y].ravel())) <= 600 * np.finfo(float).eps * \
+            np.abs(xs[x] * xs[y]).sum()
+    keys = [k for k in sa._PROGRAMS if k[0] == "reduce"]
+    assert 1 <= len(keys) <= 3, keys  # one a structure (sum, max: different trees; dot: its own)
+    # a view of another shape is another key; an integer tree its own type
+    b = sa.array(xs[0].astype(np.int32))
+    assert sa.sum(b * 3 + b) == np.sum(xs[0].astype(np.int32) * 3 + xs[0].astype(np.int32))
+    assert sa.sum(a[0][1:, ::2] * 2.0) == pytest.approx(np.sum(xs[0][1:, ::2] * 2.0), rel=1e-13)
+
+
+def test_square_is_numpys(rng):
+    """x ** 2 is NumPy's square (x * x), x ** 0.5 its sqrt, x ** -1 its reciprocal: the same bits."""
+    x = data(rng, (300,), np.float64)
+    a = sa.array(x)
+    np.testing.assert_array_equal(_gather(a**2), x**2)
+    out = sa.empty((300,))
+    out[...] = (a - 1.5)**2 + a**-1
+    np.testing.assert_array_equal(out.gather(), (x - 1.5)**2 + x**-1)
+    out[...] = abs(a)**0.5
+    np.testing.assert_array_equal(out.gather(), np.abs(x)**0.5)
+    i = sa.array(np.arange(-6, 7, dtype=np.int32))
+    assert (i**2).dtype == np.int32
+    np.testing.assert_array_equal(_gather(i**2), np.arange(-6, 7, dtype=np.int32)**2)
+    out[...] = a**3.0  # other exponents: pow
+    np.testing.assert_allclose(out.gather(), x**3.0, rtol=1e-15)
+
+
+def _gather(e):
+    out = sa.empty(e.shape, e.dtype)
+    out[...] = e
+    return out.gather()
+
+
+@pytest.mark.parametrize("shape", [(10007,), (3, 9001)])
+def test_long_rows(rng, shape):
+    """Rows longer than the host engine's items (4096 points) and than a chunk (256): the row loops
+    take the program's values a chunk at a time (impl::has_runs), clipped to each item."""
+    xs = [data(rng, shape, np.float64) for _ in range(3)]
+    a, b, c = (sa.array(x) for x in xs)
+    out = sa.empty(shape)
+    out[...] = 0.5 * (a + b) - c * a
+    ref = 0.5 * (xs[0] + xs[1]) - xs[2] * xs[0]  # a device may contract c * a into the subtraction
+    np.testing.assert_allclose(out.gather(), ref, rtol=0, atol=4 * np.finfo(float).eps * np.abs(ref).max())
+    mx, mx_ref = sa.max(a * b + c), np.max(xs[0] * xs[1] + xs[2])
+    assert abs(mx - mx_ref) <= 4 * np.finfo(float).eps * abs(mx_ref)
+    s = sa.sum(a * b - c)
+    ref = np.sum(xs[0] * xs[1] - xs[2])
+    assert abs(s - ref) <= xs[0].size * np.finfo(float).eps * np.abs(xs[0] * xs[1] - xs[2]).sum()

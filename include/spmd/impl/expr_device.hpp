@@ -168,6 +168,16 @@ struct GenDev {
 #define SPMD_IMPL_INDEPENDENT_ITERATIONS
 #endif
 
+/// A row whose values come in runs (a host interpreter's line, python/src/program.hpp): it says
+/// `static constexpr bool spmd_runs = true` and has `const V* run(index_t i, index_t& n) const`,
+/// the values of points [i, i + n) (n >= 1; it may reach past the range asked for). The row loops
+/// below then store or fold run by run, a plain loop over an array the compiler vectorises,
+/// instead of asking for the points one at a time.
+template <class L, class = void>
+struct has_runs : std::false_type {};
+template <class L>
+struct has_runs<L, std::enable_if_t<L::spmd_runs>> : std::true_type {};
+
 /// dst = src along a row: body(k, lo, hi) of for_box. The destination is never read at another
 /// position of the row than the one written (assign_expr sends a destination read at other
 /// positions to LaggedAssign or a buffer), so the iterations are independent.
@@ -180,8 +190,19 @@ struct AssignRows {
     const auto out = row_at<Contig>(dst, k);
     const auto in = row_at<Contig>(src, k);
     using T = std::remove_reference_t<decltype(out(0))>;
-    SPMD_IMPL_INDEPENDENT_ITERATIONS
-    for (index_t i = lo; i < hi; ++i) out(i) = static_cast<T>(in(i));
+    if constexpr (has_runs<std::decay_t<decltype(in)>>::value) {
+      for (index_t i = lo; i < hi;) {
+        index_t n = 0;
+        const auto* v = in.run(i, n);
+        if (n > hi - i) n = hi - i;
+        SPMD_IMPL_INDEPENDENT_ITERATIONS
+        for (index_t j = 0; j < n; ++j) out(i + j) = static_cast<T>(v[j]);
+        i += n;
+      }
+    } else {
+      SPMD_IMPL_INDEPENDENT_ITERATIONS
+      for (index_t i = lo; i < hi; ++i) out(i) = static_cast<T>(in(i));
+    }
   }
   // Two-phase form (see impl::TwoPhase): a device item evaluates all its points, then stores.
   using point_value = std::remove_cv_t<std::remove_reference_t<decltype(row_at<Contig>(
@@ -225,8 +246,24 @@ struct ReduceRows {
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Kokkos::Array<index_t, M>& k, const index_t lo, const index_t hi,
                                               Acc& acc) const {
     const auto in = row_at<Contig>(src, k);
-    for (index_t i = lo; i < hi; ++i) add(acc, in, i);
+    if constexpr (has_runs<std::decay_t<decltype(in)>>::value) {
+      for (index_t i = lo; i < hi;) {
+        index_t n = 0;
+        const auto* v = in.run(i, n);
+        if (n > hi - i) n = hi - i;
+        const Values<std::remove_cv_t<std::remove_reference_t<decltype(*v)>>> run{v};
+        for (index_t j = 0; j < n; ++j) add(acc, run, j);
+        i += n;
+      }
+    } else {
+      for (index_t i = lo; i < hi; ++i) add(acc, in, i);
+    }
   }
+  template <class V>
+  struct Values {  // a run's values as a line
+    const V* p;
+    KOKKOS_FORCEINLINE_FUNCTION V operator()(const index_t j) const { return p[j]; }
+  };
   // Column form (see impl::ColumnBody): the c <= P points k + u e_{M-2}.
   static constexpr bool column_body = M >= 2;
   template <int P>
