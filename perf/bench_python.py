@@ -11,10 +11,11 @@ machine: the medians, the bandwidth of each and the ratio C++ time / Python time
 28's target).
 
 Overheads (host-timed, medians of 9 batches, microseconds a call, --small points, default 64 on a
-host build and 1000 on a device build as CuPy's latency figures): a lazy node (s1 + s2), the fused
-5-operand assignment (with its program cached, and compiled every time) with its breakdown,
-o += 0.5 * s1, float(spmdarray.dot(x, x)), float(spmdarray.sum(x * y)), and the C++ fused
-assignment on the same small arrays.
+host build and 1000 on a device build as CuPy's latency figures; statements timed with
+spmdarray.synchronize() after them, as CuPy's with the device's): a lazy node (s1 + s2), the fused
+5-operand assignment (with its program cached, compiled every time, and not waited for) with its
+breakdown, o += 0.5 * s1, float(spmdarray.dot(x, x)), float(spmdarray.sum(x * y)), and the C++
+fused assignment on the same small arrays (fenced).
 
 Peer (a device build with CuPy importable, unless --no-peer): the same statements on CuPy in the
 same process: a hand-fused ElementwiseKernel over the large arrays (device time), and host-timed
@@ -106,7 +107,8 @@ def main():
         comm.barrier()
         t0 = time.perf_counter()
         out[...] = 0.2 * (a + b + c + d + e)
-        expr_time.append(time.perf_counter() - t0)  # assign returns after the kernel (fenced)
+        sa.synchronize()  # a GPU's kernel runs after the call returns
+        expr_time.append(time.perf_counter() - t0)
         cpp_time += sa._core.bench_cpp_fused5([out._h, a._h, b._h, c._h, d._h, e._h], 1)
     expr_time, cpp_time = expr_time[2:], cpp_time[2:]
     assert np.allclose(out[::max(1, n // 7)].gather(), 3.0)
@@ -117,7 +119,13 @@ def main():
     o, s1, s2, s3, s4, s5 = small
     m = 2000 if not dev else 500
 
-    def statement():
+    sync = sa.synchronize
+
+    def statement():  # host-timed with its kernel's completion, as CuPy's figures below
+        o[...] = 0.2 * (s1 + s2 + s3 + s4 + s5)
+        sync()
+
+    def queued():  # the call alone: on a GPU its kernel may still run when it returns
         o[...] = 0.2 * (s1 + s2 + s3 + s4 + s5)
 
     def tree():
@@ -126,27 +134,34 @@ def main():
     def iadd():
         nonlocal o
         o += 0.5 * s1
+        sync()
 
     statement()  # compiled once, then cached
-    t_tree = tree()
     r = {"ranks": comm.size, "points_a_rank": n, "repetitions": reps, "small_points_a_rank": small_n,
          "execution_space": sa._core.execution_space(), "python_fused5_s": tp, "cpp_fused5_s": tc,
          "python_fused5_gbs": gb / tp, "cpp_fused5_gbs": gb / tc, "ratio_cpp_over_python": tc / tp}
+    # first the statements as a program runs them (no expression held: the write barrier's fast test)
     r["node_us"] = batches(lambda: s1 + s2, m) * 1e6
     r["statement_us"] = batches(statement, m) * 1e6
+    r["statement_queued_us"] = batches(queued, m) * 1e6
+    r["iadd_us"] = batches(iadd, m) * 1e6
+    r["dot_to_host_us"] = batches(lambda: float(sa.dot(s1, s2)), m) * 1e6
+    r["sum_product_to_host_us"] = batches(lambda: float(sa.sum(s1 * s2)), m) * 1e6
+    r["synchronize_us"] = batches(sync, m) * 1e6
+    r["cpp_statement_us"] = statistics.median(sa._core.bench_cpp_fused5([s._h for s in small], 200)) * 1e6
+    r["statement_uncached_us"] = batches(lambda: (statement(), sa._PROGRAMS.clear()), m // 4) * 1e6
+    statement()
+    # then the parts, on a tree held here
     r["tree_us"] = batches(tree, m) * 1e6
+    t_tree = tree()
     r["key_lookup_us"] = batches(
         lambda: sa._PROGRAMS.get((sa._expr.signature(t_tree)[0], o._h.dtype, o._h.ndim, o.shape)), m) * 1e6
     key, arrays, scalars = sa._expr.signature(t_tree)
     c_, code, result, osrc, ksrc = sa._PROGRAMS[(key, o._h.dtype, o._h.ndim, o.shape)]
     ops = [arrays[k]._h for k in osrc]
     dt = sa._expr.DTYPES[c_]
-    r["core_assign_us"] = batches(lambda: sa._core.assign(o._h, dt, code, [0.2], [], result, ops), m) * 1e6
-    r["statement_uncached_us"] = batches(lambda: (statement(), sa._PROGRAMS.clear()), m // 4) * 1e6
-    r["iadd_us"] = batches(iadd, m) * 1e6
-    r["dot_to_host_us"] = batches(lambda: float(sa.dot(s1, s2)), m) * 1e6
-    r["sum_product_to_host_us"] = batches(lambda: float(sa.sum(s1 * s2)), m) * 1e6
-    r["cpp_statement_us"] = statistics.median(sa._core.bench_cpp_fused5([s._h for s in small], 200)) * 1e6
+    r["core_assign_us"] = batches(lambda: (sa._core.assign(o._h, dt, code, [0.2], [], result, ops), sync()), m) * 1e6
+    del t_tree
     if dev and not args.no_peer:
         try:
             r.update(peer(n, small_n, reps))
@@ -164,10 +179,12 @@ def main():
         rows = [("lazy node s1 + s2", "node_us", None),
                 ("o[...] = 0.2*(s1+...+s5)", "statement_us", "cupy_statement_us"),
                 ("  same, compiled every time", "statement_uncached_us", "cupy_fused_statement_us"),
+                ("  same, not waiting for the kernel", "statement_queued_us", None),
                 ("  of which: building the tree", "tree_us", None),
                 ("  key + cache look-up", "key_lookup_us", None),
-                ("  _core.assign (engine, kernel, fence)", "core_assign_us", None),
-                ("  C++ spmd::assign of the same", "cpp_statement_us", None),
+                ("  _core.assign + synchronize", "core_assign_us", None),
+                ("  C++ spmd::assign of the same (fenced)", "cpp_statement_us", None),
+                ("  spmdarray.synchronize() alone", "synchronize_us", None),
                 ("o += 0.5*s1", "iadd_us", "cupy_iadd_us"),
                 ("float(dot(x, y))", "dot_to_host_us", "cupy_dot_to_host_us"),
                 ("float(sum(x * y))", "sum_product_to_host_us", "cupy_sum_product_to_host_us")]

@@ -1665,6 +1665,14 @@ from . import random  # noqa: E402  (spmdarray.random needs the names above)
 device_memory = not _core.HOST_MEMORY
 
 
+def synchronize():
+    """Wait until this rank's kernels have finished. On a GPU, assignments return once their
+    kernel is queued (as CuPy's do); whatever reads values on the host (a reduction to a Python
+    number, gather, a.local) waits by itself, so only a timer around GPU statements needs this.
+    Local."""
+    _core.fence()
+
+
 def _local(self):
     """This rank's owned block of the array (a whole array, not a view) as a NumPy array over the
     library's storage: no copy; writing into it writes the array (its halo is then marked stale,
@@ -1724,7 +1732,7 @@ def from_local(x, like, dtype=None):
     return out
 
 
-__all__ += ["from_local", "device_memory"]
+__all__ += ["from_local", "device_memory", "synchronize"]
 
 
 # ---- sparse matrices and CG (issue 28): spmdarray.sparse, spmdarray.linalg ----------------------

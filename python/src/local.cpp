@@ -48,7 +48,7 @@ nb::object local_block(const Holder& h) {
       if constexpr (std::is_same_v<Mem, Kokkos::CudaSpace> || managed) {
         // Kernels on the array's execution space may still be writing the block: a consumer on
         // another stream (CuPy's, PyTorch's) must see their results.
-        Kokkos::fence("spmd::py::local");
+        Kokkos::fence();
         h.parent->halo_stale = true;
         const int dev = Kokkos::DefaultExecutionSpace().cuda_device();
         return nb::cast(nb::ndarray<T>(p, P, shape, owner(), strides, nb::dtype<T>(),

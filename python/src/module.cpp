@@ -96,8 +96,9 @@ ProgramIn program_in(const std::vector<int>& code, const std::vector<double>& kf
     in.c = static_cast<std::uint8_t>(code[i + 4]);
     p.ins.push_back(in);
   }
-  if (!valid_program(p.ins.data(), p.ins.size(), operands.size(), kf.size() + ki.size()))
-    throw Error::replicated("spmdarray: internal error: a program instruction is out of range");
+  if (!valid_program(p.ins.data(), p.ins.size(), operands.size(), kf.size() + ki.size(), result))
+    throw Error::replicated(
+        "spmdarray: internal error: a program instruction is out of range or reads a register not yet written");
   p.kf = kf;
   p.ki = ki;
   p.result = result;
@@ -173,6 +174,7 @@ NB_MODULE(_core, m) {
     return std::string(v, static_cast<std::size_t>(n));
   });
   m.def("execution_space", [] { return std::string(Kokkos::DefaultExecutionSpace::name()); });
+  m.def("fence", [] { Kokkos::fence(); });  // every execution space instance (the engine may use several)
   m.def("op_codes", [] {
     return std::vector<int>{op_load, op_const,   op_neg,     op_abs, op_sqrt,  op_exp, op_log,
                             op_sin,  op_cos,     op_lnot,    op_add, op_sub,   op_mul, op_div,

@@ -9,8 +9,9 @@
 //    instruction runs over the whole chunk (a loop the compiler vectorises), the registers are
 //    kChunk-long arrays in the line object, so a chunk is read from memory once and every operand
 //    once per point (the traffic of the C++ fused kernel, plus register traffic in L1);
-//  - on devices a line evaluates one point at a time (kChunk = 1): the same instructions, one
-//    value per register, in the thread's registers.
+//  - on devices a line evaluates one point at a time (kChunk = 1, ProgPoint): the same
+//    instructions, one value per register, in the thread's registers; the program is read where
+//    the kernel's node holds it (a pointer), never copied into a line.
 // The engine's hooks for a node (bind, visit_terminals, first_terminal, terminal_count) are
 // found by argument-dependent lookup and specialisation, as for its own nodes; a host line offers
 // its chunks to the engine's row loops (spmd_runs, run(): impl::has_runs), so that the store is a
@@ -69,10 +70,19 @@ struct Ins {
   std::uint8_t op, d, a, b, c;
 };
 
-/// Whether instructions [0, n) form a program the interpreter can run (indices in range, every
-/// op_lin followed by its terms). Local.
-inline bool valid_program(const Ins* ins, const std::size_t n, const std::size_t nops, const std::size_t nconsts) {
+/// How many registers an instruction reads (a, then b, then c), op_load, op_const and op_lin aside.
+constexpr int register_reads(const std::uint8_t op) {
+  return op == op_where ? 3 : (op >= op_add && op <= op_lor) ? 2 : (op >= op_neg && op <= op_lnot) ? 1 : 0;
+}
+
+/// Whether instructions [0, n) form a program the interpreter can run with its value in register
+/// `result`: indices in range, every op_lin followed by its terms, and no register read before an
+/// instruction has written it (the device line's registers start undefined). Local.
+inline bool valid_program(const Ins* ins, const std::size_t n, const std::size_t nops, const std::size_t nconsts,
+                          const int result) {
   auto konst = [&](const std::uint8_t k) { return k == kNone || k < nconsts; };
+  unsigned written = 0;
+  auto has = [&](const std::uint8_t r) { return r < kMaxRegs && ((written >> r) & 1u) != 0; };
   for (std::size_t s = 0; s < n; ++s) {
     const Ins& in = ins[s];
     if (in.op >= op_count || in.op == op_term || in.d >= kMaxRegs) return false;
@@ -83,15 +93,16 @@ inline bool valid_program(const Ins* ins, const std::size_t n, const std::size_t
     } else if (in.op == op_lin) {
       if (in.a < 1 || in.a > kMaxTerms || s + in.a >= n || !konst(in.b)) return false;
       for (std::size_t t = s + 1; t <= s + in.a; ++t)
-        if (ins[t].op != op_term || ins[t].d > 1 ||
-            ins[t].a >= (ins[t].d ? static_cast<std::size_t>(kMaxRegs) : nops) || !konst(ins[t].b))
+        if (ins[t].op != op_term || ins[t].d > 1 || (ins[t].d ? !has(ins[t].a) : ins[t].a >= nops) || !konst(ins[t].b))
           return false;
       s += in.a;
-    } else if (in.a >= kMaxRegs || in.b >= kMaxRegs || in.c >= kMaxRegs) {
-      return false;
+    } else {
+      const int reads = register_reads(in.op);
+      if ((reads > 0 && !has(in.a)) || (reads > 1 && !has(in.b)) || (reads > 2 && !has(in.c))) return false;
     }
+    written |= 1u << in.d;
   }
-  return true;
+  return result >= 0 && result < kMaxRegs && has(static_cast<std::uint8_t>(result));
 }
 /// A program: n instructions over registers; the value is register `result`.
 template <class C>
@@ -155,7 +166,7 @@ KOKKOS_FORCEINLINE_FUNCTION void lin_n(C* d, const C* const* x, const index_t* s
 
 template <class C, int B, bool Contig>
 struct ProgLine {
-  Code<C> code;
+  const Code<C>* code;  // the node's (ProgDev's): read in place, not copied into every line
   impl::RowAccess<const C*, Contig> src[kMaxOperands];
   index_t len;  // points u with 0 <= u < len lie in the box
   // the chunk held: points [c0, end), point u's value at cur[u - c0] (one compare a point)
@@ -189,13 +200,13 @@ struct ProgLine {
 
   /// op_lin at instruction s (its terms follow) over points [i, i + n).
   KOKKOS_INLINE_FUNCTION void lin(const int s, const index_t i, const index_t n) const {
-    const Ins in = code.ins[s];
+    const Ins in = code->ins[s];
     const C* x[kMaxTerms] = {};
     index_t step[kMaxTerms] = {};
     C cf[kMaxTerms] = {};
     bool coef = false;
     for (int t = 0; t < in.a; ++t) {
-      const Ins& u = code.ins[s + 1 + t];
+      const Ins& u = code->ins[s + 1 + t];
       if (u.d) {
         x[t] = reg[u.a];
         step[t] = 1;
@@ -204,10 +215,10 @@ struct ProgLine {
         step[t] = src[u.a].c;
       }
       coef = coef || u.b != kNone;
-      cf[t] = u.b != kNone ? code.k[u.b] : C(1);
+      cf[t] = u.b != kNone ? code->k[u.b] : C(1);
     }
     const bool scale = in.b != kNone;
-    const C K = scale ? code.k[in.b] : C(1);
+    const C K = scale ? code->k[in.b] : C(1);
     C* d = reg[in.d];
     switch (in.a) {
       case 1:
@@ -233,22 +244,22 @@ struct ProgLine {
     const index_t n = (len - i < B) ? len - i : B;
     c0 = i;
     end = i + n;
-    cur = reg[code.result];
+    cur = reg[code->result];
 #if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
     if constexpr (B > 1) {  // host: an operand loaded on its own is one stream at a time; prefetch its
       // next chunk so that its lines are on their way while the chunk's other instructions run
       if (i + B < len) {
         const index_t m = (len - i - B < B) ? len - i - B : B;
-        for (int s = 0; s < code.n; ++s)
-          if (code.ins[s].op == op_load) {
-            const auto r = src[code.ins[s].a];
+        for (int s = 0; s < code->n; ++s)
+          if (code->ins[s].op == op_load) {
+            const auto r = src[code->ins[s].a];
             for (index_t j = 0; j < m; j += static_cast<index_t>(64 / sizeof(C))) __builtin_prefetch(&r(i + B + j));
           }
       }
     }
 #endif
-    for (int s = 0; s < code.n; ++s) {
-      const Ins in = code.ins[s];
+    for (int s = 0; s < code->n; ++s) {
+      const Ins in = code->ins[s];
       C* d = reg[in.d];
       const C* x = reg[in.a];
       const C* y = reg[in.b];
@@ -260,7 +271,7 @@ struct ProgLine {
           break;
         }
         case op_const: {
-          const C v = code.k[in.a];
+          const C v = code->k[in.a];
           for (index_t j = 0; j < n; ++j) d[j] = v;
           break;
         }
@@ -356,6 +367,146 @@ struct ProgLine {
   }
 };
 
+/// Devices (B = 1): one point a call, the registers in the thread; no chunk state, and one
+/// compact loop over the instructions (an op_lin's terms a run-time loop), so the kernels stay
+/// small. The program and the operands' addressing are read where the kernel's node holds them
+/// (constant memory for these kernels' functors), never copied into the line: only the point k
+/// is the line's own, so nothing but the registers lives in a thread's local memory. The same
+/// operations in the same order as the host's loops. A = the line's axis.
+template <class C, int M, int A>
+struct ProgPoint {
+  const Code<C>* code;
+  const impl::TermDev<C, M>* src;
+  Kokkos::Array<index_t, M> k;
+
+  /// Operand t at the line's point i.
+  KOKKOS_FORCEINLINE_FUNCTION C operand(const int t, const index_t i) const {
+    const impl::TermDev<C, M>& x = src[t];
+    index_t off = x.coef[A] * i;
+    for (int d = 0; d < M; ++d) off += x.coef[d] * k[d];
+    return x.p[off];
+  }
+
+  template <impl::BinOp O>
+  KOKKOS_FORCEINLINE_FUNCTION static C bin(const C x, const C y) {
+    return static_cast<C>(impl::Bin<O, C>::apply(x, y));
+  }
+  template <impl::UnOp O>
+  KOKKOS_FORCEINLINE_FUNCTION static C un(const C x) {
+    return static_cast<C>(impl::Un<O, C>::apply(x));
+  }
+
+  KOKKOS_INLINE_FUNCTION C operator()(const index_t i) const {
+    const Code<C>& p = *code;
+    C r[kMaxRegs];  // valid_program: every register is written before it is read
+    for (int s = 0; s < p.n; ++s) {
+      const Ins in = p.ins[s];
+      C& d = r[in.d];
+      switch (in.op) {
+        case op_load:
+          d = operand(in.a, i);
+          break;
+        case op_const:
+          d = p.k[in.a];
+          break;
+        case op_lin: {
+          C acc{};
+          for (int t = 0; t < in.a; ++t) {
+            const Ins u = p.ins[s + 1 + t];
+            C v = u.d ? r[u.a] : operand(u.a, i);
+            if (u.b != kNone) v = static_cast<C>(p.k[u.b] * v);
+            acc = t == 0 ? v : static_cast<C>(acc + v);
+          }
+          d = in.b != kNone ? static_cast<C>(p.k[in.b] * acc) : acc;
+          s += in.a;  // its terms
+          break;
+        }
+        case op_neg:
+          d = un<impl::UnOp::neg>(r[in.a]);
+          break;
+        case op_abs:
+          d = un<impl::UnOp::abs>(r[in.a]);
+          break;
+        case op_lnot:
+          d = static_cast<C>(!r[in.a]);
+          break;
+        case op_add:
+          d = bin<impl::BinOp::add>(r[in.a], r[in.b]);
+          break;
+        case op_sub:
+          d = bin<impl::BinOp::sub>(r[in.a], r[in.b]);
+          break;
+        case op_mul:
+          d = bin<impl::BinOp::mul>(r[in.a], r[in.b]);
+          break;
+        case op_minimum:
+          d = bin<impl::BinOp::minimum>(r[in.a], r[in.b]);
+          break;
+        case op_maximum:
+          d = bin<impl::BinOp::maximum>(r[in.a], r[in.b]);
+          break;
+        case op_lt:
+          d = bin<impl::BinOp::lt>(r[in.a], r[in.b]);
+          break;
+        case op_le:
+          d = bin<impl::BinOp::le>(r[in.a], r[in.b]);
+          break;
+        case op_gt:
+          d = bin<impl::BinOp::gt>(r[in.a], r[in.b]);
+          break;
+        case op_ge:
+          d = bin<impl::BinOp::ge>(r[in.a], r[in.b]);
+          break;
+        case op_eq:
+          d = bin<impl::BinOp::eq>(r[in.a], r[in.b]);
+          break;
+        case op_ne:
+          d = bin<impl::BinOp::ne>(r[in.a], r[in.b]);
+          break;
+        case op_land:
+          d = bin<impl::BinOp::land>(r[in.a], r[in.b]);
+          break;
+        case op_lor:
+          d = bin<impl::BinOp::lor>(r[in.a], r[in.b]);
+          break;
+        case op_where:
+          d = r[in.a] ? r[in.b] : r[in.c];
+          break;
+        default:
+          if constexpr (std::is_floating_point_v<C>) {  // the Python side sends these to floats only
+            switch (in.op) {
+              case op_sqrt:
+                d = un<impl::UnOp::sqrt>(r[in.a]);
+                break;
+              case op_exp:
+                d = un<impl::UnOp::exp>(r[in.a]);
+                break;
+              case op_log:
+                d = un<impl::UnOp::log>(r[in.a]);
+                break;
+              case op_sin:
+                d = un<impl::UnOp::sin>(r[in.a]);
+                break;
+              case op_cos:
+                d = un<impl::UnOp::cos>(r[in.a]);
+                break;
+              case op_div:
+                d = bin<impl::BinOp::div>(r[in.a], r[in.b]);
+                break;
+              case op_pow:
+                d = bin<impl::BinOp::pow>(r[in.a], r[in.b]);
+                break;
+              default:
+                break;
+            }
+          }
+          break;
+      }
+    }
+    return r[p.result];
+  }
+};
+
 /// The device side of a ProgExpr on this rank: the operands' addressing (in the engine's binding
 /// order), the program, and the box's extents (a line along axis A from local point k has
 /// ext[A] - k[A] points: a chunk never reads past the box).
@@ -367,15 +518,23 @@ struct ProgDev {
   int nsrc;
   Kokkos::Array<index_t, M> ext;
   template <int A, bool Contig, class K>
-  KOKKOS_FORCEINLINE_FUNCTION ProgLine<C, B, Contig> line(const K& k) const {
-    ProgLine<C, B, Contig> r;
-    r.code = code;
-    for (int t = 0; t < nsrc; ++t) r.src[t] = src[t].template line<A, Contig>(k);
-    r.len = ext[A] - k[A];
-    r.c0 = 0;
-    r.end = 0;
-    r.cur = nullptr;
-    return r;
+  KOKKOS_FORCEINLINE_FUNCTION auto line(const K& k) const {
+    if constexpr (B > 1) {
+      ProgLine<C, B, Contig> r;
+      r.code = &code;
+      for (int t = 0; t < nsrc; ++t) r.src[t] = src[t].template line<A, Contig>(k);
+      r.len = ext[A] - k[A];
+      r.c0 = 0;
+      r.end = 0;
+      r.cur = nullptr;
+      return r;
+    } else {
+      ProgPoint<C, M, A> r;
+      r.code = &code;
+      r.src = src;
+      for (int d = 0; d < M; ++d) r.k[d] = k[d];
+      return r;
+    }
   }
 };
 

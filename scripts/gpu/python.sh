@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a lent GPU machine, through `.carry/run-carried.sh exec scripts/gpu/python.sh`: the Python
 # front's GPU figures (issue 28, docs/python.md "Performance"): perf/bench_python.py (the fused
-# assignment against the C++ kernel and CuPy, the per-statement overheads) and cuNumeric's
+# assignment against the C++ kernel and CuPy, the per-statement overheads),
+# perf/python_stencil_forms.py (the stencil's named, in-place and double-buffer forms) and cuNumeric's
 # examples (examples/python) beside the C++ apps at the same sizes, one rank on one GPU. Needs a
 # device build with the extension (scripts/gpu/device-build.sh with SPMD_DEV_PYTHON, docs/gpu.md);
 # the apps are run where that build holds them. Logs and JSON go to $out.
@@ -25,6 +26,7 @@ step() {  # step NAME COMMAND...: run, log to $out/NAME.log, echo the log's last
   echo "   ($((SECONDS - t0)) s)"
 }
 step bench_python "$py" perf/bench_python.py --json "$out/bench_python.json"
+SPMD_PY_TAIL=40 step stencil_forms "$py" perf/python_stencil_forms.py --n "$sn" --json "$out/stencil_forms.json" --profile
 step example_stencil "$py" examples/python/stencil.py -n "$sn" -i "$si"
 [[ -x $build/apps/stencil ]] && step app_stencil "$mpiexec" -n 1 "$build/apps/stencil" --n "$sn" --steps "$si" \
   --json "$out/app_stencil.json"

@@ -140,9 +140,10 @@ class CsrMatrix {
   /// rank passes the rows it owns in it (rows.owned()) in CSR form with GLOBAL column indices
   /// in [0, ncols): row_ptr (one entry per owned row plus one, starting at 0, non-decreasing),
   /// col_idx and values (row_ptr.back() entries each). Columns within a row may come in any
-  /// order; repeated (row, column) entries add up. Collective over rows.comm(); throws the same
-  /// spmd::Error on every rank when any rank's arrays are inconsistent, a column is out of
-  /// range, ncols differs between ranks, or a rank's rows hold more than INT_MAX entries.
+  /// order; repeated (row, column) entries add up (into one stored entry, as SciPy's
+  /// sum_duplicates: nnz() counts it once; such a row is kept in column order). Collective over rows.comm(); throws the
+  /// same spmd::Error on every rank when any rank's arrays are inconsistent, a column is out of range, ncols differs
+  /// between ranks, or a rank's rows hold more than INT_MAX entries.
   CsrMatrix(const Distribution<1>& rows, index_t ncols, std::vector<index_t> row_ptr, std::vector<index_t> col_idx,
             std::vector<T> values, const std::string& label = "spmd::CsrMatrix")
       : CsrMatrix(rows, ncols, impl::HostRows<T>(row_ptr, col_idx, values), label) {}

@@ -76,7 +76,16 @@ CsrMatrix<T, M>::CsrMatrix(const Distribution<1>& rows, index_t ncols, const imp
   int dnnz = 0, onnz = 0;
   std::string alloc_error;
   try {
-    build_blocks(in, ghosts, dnnz, onnz);
+    // Repeated (row, column) entries are added up first (SciPy's sum_duplicates): a block may not
+    // hold more entries than rows x columns (cuSPARSE refuses one, and Kokkos Kernels 4.6 then
+    // crashes in its handle's destructor). Rows without repeats keep their order.
+    std::vector<index_t> mp, mc;
+    std::vector<T> mv;
+    if (impl::merge_repeats(in, mp, mc, mv)) {
+      build_blocks(impl::HostRows<T>(mp, mc, mv), ghosts, dnnz, onnz);
+    } else {
+      build_blocks(in, ghosts, dnnz, onnz);
+    }
   } catch (const std::exception& e) {
     const index_t nz = in.row_ptr.extent(0) > 0 ? in.row_ptr(n) : 0;
     const double bytes = static_cast<double>(nz) * (2.0 * (sizeof(int) + sizeof(T)) + sizeof(index_t)) +
