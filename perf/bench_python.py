@@ -15,7 +15,7 @@ host build and 1000 on a device build as CuPy's latency figures; statements time
 spmdarray.synchronize() after them, as CuPy's with the device's): a lazy node (s1 + s2), the fused
 5-operand assignment (with its program cached, compiled every time, and not waited for) with its
 breakdown, o += 0.5 * s1, float(spmdarray.dot(x, x)), float(spmdarray.sum(x * y)), and the C++
-fused assignment on the same small arrays (fenced).
+fused assignment (fenced) and spmd::dot to the host on the same small arrays.
 
 Peer (a device build with CuPy importable, unless --no-peer): the same statements on CuPy in the
 same process: a hand-fused ElementwiseKernel over the large arrays (device time), and host-timed
@@ -149,6 +149,7 @@ def main():
     r["sum_product_to_host_us"] = batches(lambda: float(sa.sum(s1 * s2)), m) * 1e6
     r["synchronize_us"] = batches(sync, m) * 1e6
     r["cpp_statement_us"] = statistics.median(sa._core.bench_cpp_fused5([s._h for s in small], 200)) * 1e6
+    r["cpp_dot_to_host_us"] = statistics.median(sa._core.bench_cpp_dot(s1._h, s2._h, 500)) * 1e6
     r["statement_uncached_us"] = batches(lambda: (statement(), sa._PROGRAMS.clear()), m // 4) * 1e6
     statement()
     # then the parts, on a tree held here
@@ -187,6 +188,7 @@ def main():
                 ("  spmdarray.synchronize() alone", "synchronize_us", None),
                 ("o += 0.5*s1", "iadd_us", "cupy_iadd_us"),
                 ("float(dot(x, y))", "dot_to_host_us", "cupy_dot_to_host_us"),
+                ("  C++ spmd::dot(x, y)", "cpp_dot_to_host_us", None),
                 ("float(sum(x * y))", "sum_product_to_host_us", "cupy_sum_product_to_host_us")]
         for label, k, pk in rows:
             tail = f"   cupy {r[pk]:7.1f}" if pk in r else ""

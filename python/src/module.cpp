@@ -144,6 +144,7 @@ void check_buffer(const char* fn, const Holder& h, const HostArray& a) {
 
 namespace spmd::py {
 std::vector<double> bench_cpp_fused5(const std::vector<Holder>& h, int reps);
+std::vector<double> bench_cpp_dot(const Holder& x, const Holder& y, int reps);
 nb::object local_block(const Holder& h);  // local.cpp
 bool any_rank(const Holder& h, bool flag);
 }  // namespace spmd::py
@@ -296,6 +297,8 @@ NB_MODULE(_core, m) {
   });
   m.def("bench_cpp_fused5", &bench_cpp_fused5,
         "perf/bench_python.py: the C++ fused kernel out = 0.2 * (a + b + c + d + e), reps times; seconds each.");
+  m.def("bench_cpp_dot", &bench_cpp_dot,
+        "perf/bench_python.py: spmd::dot(x, y) to the host, reps times; seconds each.");
   m.def("reduce",
         [](Reduction r, DType c, const std::vector<int>& code, const std::vector<double>& kf,
            const std::vector<std::int64_t>& ki, int result, const std::vector<Holder>& operands,
