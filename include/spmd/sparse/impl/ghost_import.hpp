@@ -45,35 +45,44 @@ struct HostRows {
 
 /// When some row of `in` holds a column twice: rows (p, c, v) with each row's repeated columns
 /// added up into one entry (the row's entries then in column order; a row without repeats as it
-/// is), and true; else false and nothing written. Host, in parallel over the rows for the check.
-/// Local.
+/// is), and true; else false and nothing written. The check runs on the host in parallel over
+/// the rows and allocates nothing there (a long row out of column order is only a candidate);
+/// the merge, which allocates, runs serially, so that std::bad_alloc reaches the caller (the
+/// constructor agrees it as an error) instead of leaving a parallel region. Local.
 template <class T>
 bool merge_repeats(const HostRows<T>& in, std::vector<index_t>& p, std::vector<index_t>& c, std::vector<T>& v) {
   using host_exec = Kokkos::DefaultHostExecutionSpace;
   const index_t n = static_cast<index_t>(in.row_ptr.extent(0)) - 1;
   if (n <= 0) return false;
-  const auto repeats = [&](const index_t i) {  // whether row i holds a column twice
+  // 1: a repeat surely, 0: surely none, -1: a long row out of order (sort it to know)
+  const auto quick = [&](const index_t i) {
     const index_t b = in.row_ptr(i), e = in.row_ptr(i + 1);
     if (e - b <= 64) {
       for (index_t k = b + 1; k < e; ++k)
         for (index_t j = b; j < k; ++j)
-          if (in.col(j) == in.col(k)) return true;
-      return false;
+          if (in.col(j) == in.col(k)) return 1;
+      return 0;
     }
-    bool increasing = true;  // sorted input (the usual case) has none
-    for (index_t k = b + 1; k < e && increasing; ++k) increasing = in.col(k - 1) < in.col(k);
-    if (increasing) return false;
-    std::vector<index_t> cols;
-    cols.reserve(static_cast<std::size_t>(e - b));
-    for (index_t k = b; k < e; ++k) cols.push_back(in.col(k));
-    std::sort(cols.begin(), cols.end());
-    return std::adjacent_find(cols.begin(), cols.end()) != cols.end();
+    for (index_t k = b + 1; k < e; ++k)
+      if (!(in.col(k - 1) < in.col(k))) return -1;
+    return 0;
   };
-  index_t rows_with = 0;
+  index_t candidates = 0;
   Kokkos::parallel_reduce(
       "spmd::sparse::CsrMatrix::repeats", Kokkos::RangePolicy<host_exec>(host_exec(), 0, n),
-      [&](const index_t i, index_t& count) { count += repeats(i) ? 1 : 0; }, rows_with);
-  if (rows_with == 0) return false;
+      [&](const index_t i, index_t& count) { count += quick(i) != 0 ? 1 : 0; }, candidates);
+  if (candidates == 0) return false;
+  std::vector<index_t> sorted;
+  const auto repeats = [&](const index_t i) {
+    const int q = quick(i);
+    if (q >= 0) return q == 1;
+    sorted.assign(in.col.data() + in.row_ptr(i), in.col.data() + in.row_ptr(i + 1));
+    std::sort(sorted.begin(), sorted.end());
+    return std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
+  };
+  bool any = false;
+  for (index_t i = 0; i < n && !any; ++i) any = repeats(i);
+  if (!any) return false;
   p.assign(1, 0);
   c.clear();
   v.clear();
@@ -90,7 +99,7 @@ bool merge_repeats(const HostRows<T>& in, std::vector<index_t>& p, std::vector<i
       for (index_t k = b; k < e; ++k) row.emplace_back(in.col(k), in.val(k));
       std::stable_sort(row.begin(), row.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
       for (const auto& [col, val] : row) {
-        if (!c.empty() && static_cast<index_t>(c.size()) > p.back() && c.back() == col)
+        if (static_cast<index_t>(c.size()) > p.back() && c.back() == col)
           v.back() += val;  // in the order given
         else {
           c.push_back(col);
