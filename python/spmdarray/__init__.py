@@ -214,7 +214,8 @@ def _power(self, other):
     same bits: std::pow may round a square differently)."""
     if type(other) is int or type(other) is float:
         dt = _expr.dtype_of(self)
-        if dt is not None and other == 2 and dt.kind in "fi":
+        # an integer array ** 2.0 is NumPy's float64 power, not a square
+        if dt is not None and other == 2 and (dt.kind == "f" or (dt.kind == "i" and type(other) is int)):
             return _expr.make("square", self)
         if dt is not None and dt.kind == "f":
             if other == 0.5:
@@ -1003,9 +1004,11 @@ def _reduce_now(kind, x, _element):
         key, arrays, scalars = _expr.signature(x)
         rkey = ("reduce", key, tuple(x.shape))
         ent = _PROGRAMS.get(rkey)
+        c = _expr.program_type(x)
+        tree = None
         if ent is None:
-            c = _expr.program_type(x)
-            if _prepare(x, c) is x and _builtins.all(a.dtype == c for a in arrays):
+            tree = _prepare(x, c)  # (collective when it evaluates sub-trees: once, kept below)
+            if tree is x and _builtins.all(a.dtype == c for a in arrays):
                 _, _, _, sources = _expr.signature(x, with_sources=True)
                 p, _ = _compile(x, c, x.ndim, anchor_first=True, shape=tuple(x.shape), sources=sources)
                 if p is not None:
@@ -1015,8 +1018,11 @@ def _reduce_now(kind, x, _element):
             _exchange_stale(ops, ops[0])
             r = _core.reduce(rk, _expr.DTYPES[ent[0]], ent[1], kf, ki, ent[2], ops, list(x.shape))
             return _reduced(kind, red, vt, x, r, _element)
-    c = _expr.program_type(x)
-    tree = _prepare(x, c)
+    else:
+        c = _expr.program_type(x)
+        tree = None
+    if tree is None:
+        tree = _prepare(x, c)
     p, tree = _compile(tree, c, x.ndim, anchor_first=True, shape=tuple(x.shape))
     if p is None:  # no operand lends its layout: evaluate first
         return _reduce(kind, _materialize(tree), _element=_element)
@@ -1680,8 +1686,9 @@ def _local(self):
     (``a.distribution['owned_lo']`` to ``owned_hi``). Local. On a device build
     (``spmdarray.device_memory``) it is a CuPy array over the GPU memory, no copy either (the
     library's kernels are finished first), or, without CuPy, an object with ``__dlpack__`` for
-    ``torch.from_dlpack`` and the like. The block keeps the array's storage alive, until spmdarray
-    is finalized at interpreter exit. A block kept and
+    ``torch.from_dlpack`` and the like (written through it on another stream: synchronize that
+    stream before the next spmdarray statement reads the array). The block keeps the array's
+    storage alive, until spmdarray is finalized at interpreter exit. A block kept and
     written after later expressions: call exchange_halo() before reading the halo. Taking the
     block points the expressions that read the array at a snapshot of it (they keep the values
     they were built from; local); an expression built while a block is kept, then the block
@@ -1719,16 +1726,22 @@ def from_local(x, like, dtype=None):
     out = zeros(parent.shape, d, comm=parent.comm, halo=parent.distribution["halo"],
                 periodic=parent.distribution["periodic"], grid=parent.distribution["grid"])
     blk = out.local
-    if _core.any_rank(out._h, x.shape != blk.shape):
+    host = isinstance(blk, np.ndarray)
+    cupy_blk = hasattr(blk, "__cuda_array_interface__")  # CuPy's: takes NumPy and device arrays
+    # agreed before any rank raises: a rank without CuPy (device build) fails every rank alike
+    if _core.any_rank(out._h, x.shape != blk.shape or not (host or cupy_blk)):
+        # every rank is here: a second agreement picks the one error every rank raises
+        if _core.any_rank(out._h, not (host or cupy_blk)):
+            raise NotImplementedError("spmdarray.from_local on a device build needs CuPy on every rank ("
+                                      + ("this rank has none)" if not (host or cupy_blk) else "another rank has none)"))
         raise ValueError(f"spmdarray.from_local: a rank's block has another shape than like's owned block (this "
                          f"rank: {x.shape} given, {blk.shape} owned)")
-    if isinstance(blk, np.ndarray):
+    if host:
         blk[...] = np.asarray(x)
-    elif hasattr(blk, "__cuda_array_interface__"):  # CuPy's: takes NumPy and device arrays
+    else:
         import cupy
         blk[...] = cupy.asarray(x)
-    else:
-        raise NotImplementedError("spmdarray.from_local on a device build without CuPy (install cupy)")
+        cupy.cuda.get_current_stream().synchronize()  # the library's kernels run on their own stream
     return out
 
 

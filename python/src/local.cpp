@@ -1,6 +1,6 @@
 // a.local: the rank's owned block of a parent, zero-copy (a nanobind ndarray with a capsule that
-// keeps the parent alive): a NumPy array over host storage; on a CUDA build a DLPack object over
-// the device memory (device type CUDA or CUDA managed, the device Kokkos runs on), which the Python
+// keeps the parent alive): a NumPy array over host-accessible storage; on a CUDA build a DLPack
+// object over the device memory (device type CUDA, the device Kokkos runs on), which the Python
 // side hands to CuPy (cupy.from_dlpack) when it is there. The agreement helper from_local needs.
 
 #include <nanobind/nanobind.h>
@@ -39,20 +39,18 @@ nb::object local_block(const Holder& h) {
       auto* keep = new std::shared_ptr<ParentBase>(h.parent);
       return nb::capsule(keep, [](void* q) noexcept { delete static_cast<std::shared_ptr<ParentBase>*>(q); });
     };
+    // Kernels may still be writing the block: whoever reads it (NumPy on host-accessible device
+    // memory such as CUDA UVM, CuPy or PyTorch on another stream) must see their results.
+    if constexpr (!std::is_same_v<Mem, Kokkos::HostSpace>) Kokkos::fence();
     if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible) {
       h.parent->halo_stale = true;  // the block may be written through it
       return nb::cast(nb::ndarray<nb::numpy, T>(p, P, shape, owner(), strides), nb::rv_policy::reference);
     } else {
 #if defined(KOKKOS_ENABLE_CUDA)
-      constexpr bool managed = std::is_same_v<Mem, Kokkos::CudaUVMSpace>;
-      if constexpr (std::is_same_v<Mem, Kokkos::CudaSpace> || managed) {
-        // Kernels on the array's execution space may still be writing the block: a consumer on
-        // another stream (CuPy's, PyTorch's) must see their results.
-        Kokkos::fence();
+      if constexpr (std::is_same_v<Mem, Kokkos::CudaSpace>) {
         h.parent->halo_stale = true;
         const int dev = Kokkos::DefaultExecutionSpace().cuda_device();
-        return nb::cast(nb::ndarray<T>(p, P, shape, owner(), strides, nb::dtype<T>(),
-                                       managed ? nb::device::cuda_managed::value : nb::device::cuda::value, dev),
+        return nb::cast(nb::ndarray<T>(p, P, shape, owner(), strides, nb::dtype<T>(), nb::device::cuda::value, dev),
                         nb::rv_policy::reference);
       }
 #endif

@@ -175,6 +175,10 @@ def test_square_is_numpys(rng):
     i = sa.array(np.arange(-6, 7, dtype=np.int32))
     assert (i**2).dtype == np.int32
     np.testing.assert_array_equal(_gather(i**2), np.arange(-6, 7, dtype=np.int32)**2)
+    f = i**2.0  # an integer array ** a float: NumPy's float64 power, not a square
+    assert f.dtype == np.float64
+    np.testing.assert_array_equal(_gather(f), np.arange(-6, 7, dtype=np.int32)**2.0)
+    assert sa.sum(i * 3 + i) == np.sum(np.arange(-6, 7, dtype=np.int32) * 4)  # int32 summed in int64
     out[...] = a**3.0  # other exponents: pow
     np.testing.assert_allclose(out.gather(), x**3.0, rtol=1e-15)
 
