@@ -9,9 +9,10 @@
 //    instruction runs over the whole chunk (a loop the compiler vectorises), the registers are
 //    kChunk-long arrays in the line object, so a chunk is read from memory once and every operand
 //    once per point (the traffic of the C++ fused kernel, plus register traffic in L1);
-//  - on devices a line evaluates one point at a time (kChunk = 1, ProgPoint): the same
-//    instructions, one value per register, in the thread's registers; the program is read where
-//    the kernel's node holds it (a pointer), never copied into a line.
+//  - on devices a line evaluates a device item's points together (kChunk = 1, ProgPoint): the
+//    same instructions, one value per point in each register, so that an operand's loads for the
+//    item's points are in flight at once; the program is read where the kernel's node holds it
+//    (a pointer), never copied into a line.
 // The engine's hooks for a node (bind, visit_terminals, first_terminal, terminal_count) are
 // found by argument-dependent lookup and specialisation, as for its own nodes; a host line offers
 // its chunks to the engine's row loops (spmd_runs, run(): impl::has_runs), so that the store is a
@@ -367,24 +368,28 @@ struct ProgLine {
   }
 };
 
-/// Devices (B = 1): one point a call, the registers in the thread; no chunk state, and one
-/// compact loop over the instructions (an op_lin's terms a run-time loop), so the kernels stay
-/// small. The program and the operands' addressing are read where the kernel's node holds them
-/// (constant memory for these kernels' functors), never copied into the line: only the point k
-/// is the line's own, so nothing but the registers lives in a thread's local memory. The same
-/// operations in the same order as the host's loops. A = the line's axis.
+/// Devices (B = 1): no chunk state, and one compact loop over the instructions (an op_lin's
+/// terms a run-time loop), so the kernels stay small. The program and the operands' addressing
+/// are read where the kernel's node holds them (constant memory for these kernels' functors),
+/// never copied into the line: only the point k is the line's own, so nothing but the registers
+/// lives in a thread's local memory. A device item's P points are evaluated together (values<P>,
+/// the engine's has_points hook): each instruction runs for all P, so an operand's P loads are
+/// in flight at once (one interpreted point at a time leaves one load in flight per thread, and
+/// the memory's latency, not its bandwidth, bounds the kernel). The same operations in the same
+/// order as the host's loops. A = the line's axis.
 template <class C, int M, int A>
 struct ProgPoint {
   const Code<C>* code;
   const impl::TermDev<C, M>* src;
   Kokkos::Array<index_t, M> k;
+  static constexpr bool spmd_points = true;
 
-  /// Operand t at the line's point i.
-  KOKKOS_FORCEINLINE_FUNCTION C operand(const int t, const index_t i) const {
+  /// Operand t's address offset at the line's point i.
+  KOKKOS_FORCEINLINE_FUNCTION index_t offset(const int t, const index_t i) const {
     const impl::TermDev<C, M>& x = src[t];
     index_t off = x.coef[A] * i;
     for (int d = 0; d < M; ++d) off += x.coef[d] * k[d];
-    return x.p[off];
+    return off;
   }
 
   template <impl::BinOp O>
@@ -395,106 +400,139 @@ struct ProgPoint {
   KOKKOS_FORCEINLINE_FUNCTION static C un(const C x) {
     return static_cast<C>(impl::Un<O, C>::apply(x));
   }
+  template <impl::BinOp O, int P>
+  KOKKOS_FORCEINLINE_FUNCTION static void bins(C* d, const C* x, const C* y) {
+    for (int u = 0; u < P; ++u) d[u] = bin<O>(x[u], y[u]);
+  }
+  template <impl::UnOp O, int P>
+  KOKKOS_FORCEINLINE_FUNCTION static void uns(C* d, const C* x) {
+    for (int u = 0; u < P; ++u) d[u] = un<O>(x[u]);
+  }
 
   KOKKOS_INLINE_FUNCTION C operator()(const index_t i) const {
+    C v[1];
+    values<1>(i, 1, v);
+    return v[0];
+  }
+
+  /// The values of points i0 + u di, u < P (all inside the box).
+  template <int P>
+  KOKKOS_INLINE_FUNCTION void values(const index_t i0, const index_t di, C (&out)[P]) const {
     const Code<C>& p = *code;
-    C r[kMaxRegs];  // valid_program: every register is written before it is read
+    C r[kMaxRegs][P];  // valid_program: every register is written before it is read
     for (int s = 0; s < p.n; ++s) {
       const Ins in = p.ins[s];
-      C& d = r[in.d];
+      C* d = r[in.d];
+      const C* x = r[in.a];
+      const C* y = r[in.b];
       switch (in.op) {
-        case op_load:
-          d = operand(in.a, i);
+        case op_load: {
+          const C* q = src[in.a].p + offset(in.a, i0);
+          const index_t st = src[in.a].coef[A] * di;
+          C w[P];
+          for (int u = 0; u < P; ++u) w[u] = q[u * st];  // the P loads first, then the stores
+          for (int u = 0; u < P; ++u) d[u] = w[u];
           break;
+        }
         case op_const:
-          d = p.k[in.a];
+          for (int u = 0; u < P; ++u) d[u] = p.k[in.a];
           break;
         case op_lin: {
-          C acc{};
+          C acc[P];
           for (int t = 0; t < in.a; ++t) {
-            const Ins u = p.ins[s + 1 + t];
-            C v = u.d ? r[u.a] : operand(u.a, i);
-            if (u.b != kNone) v = static_cast<C>(p.k[u.b] * v);
-            acc = t == 0 ? v : static_cast<C>(acc + v);
+            const Ins m = p.ins[s + 1 + t];
+            C w[P];
+            if (m.d) {
+              for (int u = 0; u < P; ++u) w[u] = r[m.a][u];
+            } else {
+              const C* q = src[m.a].p + offset(m.a, i0);
+              const index_t st = src[m.a].coef[A] * di;
+              for (int u = 0; u < P; ++u) w[u] = q[u * st];
+            }
+            if (m.b != kNone)
+              for (int u = 0; u < P; ++u) w[u] = static_cast<C>(p.k[m.b] * w[u]);
+            for (int u = 0; u < P; ++u) acc[u] = t == 0 ? w[u] : static_cast<C>(acc[u] + w[u]);
           }
-          d = in.b != kNone ? static_cast<C>(p.k[in.b] * acc) : acc;
+          for (int u = 0; u < P; ++u) d[u] = in.b != kNone ? static_cast<C>(p.k[in.b] * acc[u]) : acc[u];
           s += in.a;  // its terms
           break;
         }
         case op_neg:
-          d = un<impl::UnOp::neg>(r[in.a]);
+          uns<impl::UnOp::neg, P>(d, x);
           break;
         case op_abs:
-          d = un<impl::UnOp::abs>(r[in.a]);
+          uns<impl::UnOp::abs, P>(d, x);
           break;
         case op_lnot:
-          d = static_cast<C>(!r[in.a]);
+          for (int u = 0; u < P; ++u) d[u] = static_cast<C>(!x[u]);
           break;
         case op_add:
-          d = bin<impl::BinOp::add>(r[in.a], r[in.b]);
+          bins<impl::BinOp::add, P>(d, x, y);
           break;
         case op_sub:
-          d = bin<impl::BinOp::sub>(r[in.a], r[in.b]);
+          bins<impl::BinOp::sub, P>(d, x, y);
           break;
         case op_mul:
-          d = bin<impl::BinOp::mul>(r[in.a], r[in.b]);
+          bins<impl::BinOp::mul, P>(d, x, y);
           break;
         case op_minimum:
-          d = bin<impl::BinOp::minimum>(r[in.a], r[in.b]);
+          bins<impl::BinOp::minimum, P>(d, x, y);
           break;
         case op_maximum:
-          d = bin<impl::BinOp::maximum>(r[in.a], r[in.b]);
+          bins<impl::BinOp::maximum, P>(d, x, y);
           break;
         case op_lt:
-          d = bin<impl::BinOp::lt>(r[in.a], r[in.b]);
+          bins<impl::BinOp::lt, P>(d, x, y);
           break;
         case op_le:
-          d = bin<impl::BinOp::le>(r[in.a], r[in.b]);
+          bins<impl::BinOp::le, P>(d, x, y);
           break;
         case op_gt:
-          d = bin<impl::BinOp::gt>(r[in.a], r[in.b]);
+          bins<impl::BinOp::gt, P>(d, x, y);
           break;
         case op_ge:
-          d = bin<impl::BinOp::ge>(r[in.a], r[in.b]);
+          bins<impl::BinOp::ge, P>(d, x, y);
           break;
         case op_eq:
-          d = bin<impl::BinOp::eq>(r[in.a], r[in.b]);
+          bins<impl::BinOp::eq, P>(d, x, y);
           break;
         case op_ne:
-          d = bin<impl::BinOp::ne>(r[in.a], r[in.b]);
+          bins<impl::BinOp::ne, P>(d, x, y);
           break;
         case op_land:
-          d = bin<impl::BinOp::land>(r[in.a], r[in.b]);
+          bins<impl::BinOp::land, P>(d, x, y);
           break;
         case op_lor:
-          d = bin<impl::BinOp::lor>(r[in.a], r[in.b]);
+          bins<impl::BinOp::lor, P>(d, x, y);
           break;
-        case op_where:
-          d = r[in.a] ? r[in.b] : r[in.c];
+        case op_where: {
+          const C* z = r[in.c];
+          for (int u = 0; u < P; ++u) d[u] = x[u] ? y[u] : z[u];
           break;
+        }
         default:
           if constexpr (std::is_floating_point_v<C>) {  // the Python side sends these to floats only
             switch (in.op) {
               case op_sqrt:
-                d = un<impl::UnOp::sqrt>(r[in.a]);
+                uns<impl::UnOp::sqrt, P>(d, x);
                 break;
               case op_exp:
-                d = un<impl::UnOp::exp>(r[in.a]);
+                uns<impl::UnOp::exp, P>(d, x);
                 break;
               case op_log:
-                d = un<impl::UnOp::log>(r[in.a]);
+                uns<impl::UnOp::log, P>(d, x);
                 break;
               case op_sin:
-                d = un<impl::UnOp::sin>(r[in.a]);
+                uns<impl::UnOp::sin, P>(d, x);
                 break;
               case op_cos:
-                d = un<impl::UnOp::cos>(r[in.a]);
+                uns<impl::UnOp::cos, P>(d, x);
                 break;
               case op_div:
-                d = bin<impl::BinOp::div>(r[in.a], r[in.b]);
+                bins<impl::BinOp::div, P>(d, x, y);
                 break;
               case op_pow:
-                d = bin<impl::BinOp::pow>(r[in.a], r[in.b]);
+                bins<impl::BinOp::pow, P>(d, x, y);
                 break;
               default:
                 break;
@@ -503,7 +541,7 @@ struct ProgPoint {
           break;
       }
     }
-    return r[p.result];
+    for (int u = 0; u < P; ++u) out[u] = r[p.result][u];
   }
 };
 

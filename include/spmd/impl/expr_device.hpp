@@ -178,6 +178,17 @@ struct has_runs : std::false_type {};
 template <class L>
 struct has_runs<L, std::enable_if_t<L::spmd_runs>> : std::true_type {};
 
+/// A device row that evaluates several points together (the device interpreter's,
+/// python/src/program.hpp): it says `static constexpr bool spmd_points = true` and has
+/// `template <int P> void values(index_t i0, index_t di, V (&v)[P]) const`, the values of points
+/// i0 + u di (u < P, all inside the box). A whole device item asks for its points so: the row
+/// then issues the loads of an instruction for all P points at once, where P interpreted points
+/// one after the other keep one load in flight per thread.
+template <class L, class = void>
+struct has_points : std::false_type {};
+template <class L>
+struct has_points<L, std::enable_if_t<L::spmd_points>> : std::true_type {};
+
 /// dst = src along a row: body(k, lo, hi) of for_box. The destination is never read at another
 /// position of the row than the one written (assign_expr sends a destination read at other
 /// positions to LaggedAssign or a buffer), so the iterations are independent.
@@ -214,6 +225,18 @@ struct AssignRows {
                                          const point_value v) const {
     row_at<Contig>(dst, k)(i) = v;
   }
+  // Several points of one row together (see has_points): ForItems' items of P points.
+  using Line = decltype(row_at<Contig>(std::declval<const Src&>(), std::declval<const Kokkos::Array<index_t, M>&>()));
+  static constexpr bool many_points = has_points<std::decay_t<Line>>::value;
+  template <int P>
+  KOKKOS_FORCEINLINE_FUNCTION void eval_points(const Kokkos::Array<index_t, M>& k, const index_t i0, const index_t di,
+                                               point_value (&v)[P]) const {
+    if constexpr (many_points) {
+      std::decay_t<decltype(std::declval<const Line&>()(index_t{}))> w[P];
+      row_at<Contig>(src, k).template values<P>(i0, di, w);
+      for (int u = 0; u < P; ++u) v[u] = static_cast<point_value>(w[u]);
+    }
+  }
   // Column form (see impl::ColumnBody): the c <= P points k + u e_{M-2} through one address per
   // operand and a step; all evaluated before any is stored.
   static constexpr bool column_body = M >= 2;
@@ -224,6 +247,12 @@ struct AssignRows {
     const auto in = src.template line<A, false>(k);
     point_value v[P] = {};
     if (c == P) {  // a whole item: straight-line code, every load issued before the first use
+      if constexpr (has_points<std::decay_t<decltype(in)>>::value) {
+        std::decay_t<decltype(in(0))> w[P];
+        in.template values<P>(0, 1, w);
+        for (int u = 0; u < P; ++u) out(u) = static_cast<point_value>(w[u]);
+        return;
+      }
       for (int u = 0; u < P; ++u) v[u] = static_cast<point_value>(in(u));
       for (int u = 0; u < P; ++u) out(u) = v[u];
       return;
@@ -270,6 +299,13 @@ struct ReduceRows {
   KOKKOS_FORCEINLINE_FUNCTION void column(const Kokkos::Array<index_t, M>& k, const int c, Acc& acc) const {
     const auto in = src.template line<(M >= 2 ? M - 2 : 0), false>(k);
     if (c == P) {  // a whole item: straight-line code
+      if constexpr (has_points<std::decay_t<decltype(in)>>::value) {
+        std::decay_t<decltype(in(0))> w[P];
+        in.template values<P>(0, 1, w);
+        const Values<std::decay_t<decltype(in(0))>> run{w};
+        for (int u = 0; u < P; ++u) add(acc, run, u);
+        return;
+      }
       for (int u = 0; u < P; ++u) add(acc, in, u);
       return;
     }

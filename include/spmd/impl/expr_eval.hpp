@@ -459,7 +459,10 @@ Access classify(const char* fn, const ArrayView<To, M, No, Mem>& o, const Array<
                                     op.label(), "' no halo along axis ", a,
                                     " to have the operand moved automatically (halo reads read "
                                     "what the halo holds: call spmd::exchange_halo first)"));
-      if (reach > h) moved = true;  // no halo along a kept axis, or another plane of a dropped axis
+      // no halo along a kept axis, or another plane of a dropped axis: moved, unless the process
+      // grid does not split the axis (every rank's block spans it, so the shift reads the rank's
+      // own block: a NumPy program's `u[1:-1, 2:]` on arrays without a halo is read in place)
+      if (reach > h && op.distribution().dims()[a] > 1) moved = true;
     }
     if (moved || !op.distribution().same_layout(tp.distribution()) || !(op.comm() == tp.comm())) return Access::moved;
     return Access::direct;

@@ -206,6 +206,13 @@ struct ColumnBody : std::false_type {};
 template <class Body>
 struct ColumnBody<Body, std::enable_if_t<Body::column_body>> : std::true_type {};
 
+/// Whether a TwoPhase body evaluates an item's points of one row together
+/// (body.template eval_points<P>(k, i0, di, v)); it says so with `many_points = true`.
+template <class Body, class = void>
+struct ManyPoints : std::false_type {};
+template <class Body>
+struct ManyPoints<Body, std::enable_if_t<Body::many_points>> : std::true_type {};
+
 /// The row through point k (k[M-1] set to 0) and k's position along the last axis, for calling
 /// a row body on one point of a column. Local.
 template <std::size_t M>
@@ -251,6 +258,15 @@ struct ForItems {
   template <int P>
   KOKKOS_INLINE_FUNCTION void points(const index_t t) const {
     if constexpr (TwoPhase<Body>::value) {
+      if constexpr (M == 1 && ManyPoints<Body>::value) {
+        if (t + (P - 1) * items.step < items.points) {  // a whole item: one row, points step apart
+          const Kokkos::Array<index_t, M> k0{};
+          typename Body::point_value w[P];
+          body.template eval_points<P>(k0, t, items.step, w);
+          for (int u = 0; u < P; ++u) body.store(k0, t + u * items.step, w[u]);
+          return;
+        }
+      }
       Kokkos::Array<index_t, M> k[P] = {};
       index_t i[P] = {};
       typename Body::point_value v[P] = {};
