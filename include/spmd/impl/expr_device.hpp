@@ -251,10 +251,10 @@ struct AssignRows {
         std::decay_t<decltype(in(0))> w[P];
         in.template values<P>(0, 1, w);
         for (int u = 0; u < P; ++u) out(u) = static_cast<point_value>(w[u]);
-        return;
+      } else {
+        for (int u = 0; u < P; ++u) v[u] = static_cast<point_value>(in(u));
+        for (int u = 0; u < P; ++u) out(u) = v[u];
       }
-      for (int u = 0; u < P; ++u) v[u] = static_cast<point_value>(in(u));
-      for (int u = 0; u < P; ++u) out(u) = v[u];
       return;
     }
     for (int u = 0; u < P; ++u)
@@ -304,9 +304,9 @@ struct ReduceRows {
         in.template values<P>(0, 1, w);
         const Values<std::decay_t<decltype(in(0))>> run{w};
         for (int u = 0; u < P; ++u) add(acc, run, u);
-        return;
+      } else {
+        for (int u = 0; u < P; ++u) add(acc, in, u);
       }
-      for (int u = 0; u < P; ++u) add(acc, in, u);
       return;
     }
     for (int u = 0; u < P; ++u)
