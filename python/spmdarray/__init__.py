@@ -998,15 +998,15 @@ def _reduce_now(kind, x, _element):
     if red in ("sum", "prod") and vt in (np.dtype(np.int32),) and not _element:
         x = Expr("cast", (x,), np.dtype(np.int64), x.shape)  # NumPy sums int32 in int64
     rk = getattr(_core.Reduction, red)
+    tree = None
     if type(x) is Expr:
         # cached as assignments are (by the tree's structure; the key's shape includes the
         # layout-lending operand's): a reduction in a loop (CG's dot products) compiles once
         key, arrays, scalars = _expr.signature(x)
         rkey = ("reduce", key, tuple(x.shape))
         ent = _PROGRAMS.get(rkey)
-        c = _expr.program_type(x)
-        tree = None
         if ent is None:
+            c = _expr.program_type(x)
             tree = _prepare(x, c)  # (collective when it evaluates sub-trees: once, kept below)
             if tree is x and _builtins.all(a.dtype == c for a in arrays):
                 _, _, _, sources = _expr.signature(x, with_sources=True)
@@ -1018,10 +1018,8 @@ def _reduce_now(kind, x, _element):
             _exchange_stale(ops, ops[0])
             r = _core.reduce(rk, _expr.DTYPES[ent[0]], ent[1], kf, ki, ent[2], ops, list(x.shape))
             return _reduced(kind, red, vt, x, r, _element)
-    else:
-        c = _expr.program_type(x)
-        tree = None
     if tree is None:
+        c = _expr.program_type(x)
         tree = _prepare(x, c)
     p, tree = _compile(tree, c, x.ndim, anchor_first=True, shape=tuple(x.shape))
     if p is None:  # no operand lends its layout: evaluate first
