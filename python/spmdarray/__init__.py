@@ -203,9 +203,19 @@ def full_like(a, fill_value, dtype=None):
 # ---- operators, shared by arrays and expressions ------------------------------------------------
 
 def _binary(op, swap=False):
+    make = _expr.make
+    if op in _expr._FAST:  # _expr._fast's common cases without make's frame
+        fast = _expr._fast
+
+        def f(self, other):
+            e = fast(op, other, self) if swap else fast(op, self, other)
+            if e is None:
+                e = make(op, other, self) if swap else make(op, self, other)
+            return e
+        return f
     if swap:
-        return lambda self, other: _expr.make(op, other, self)
-    return lambda self, other: _expr.make(op, self, other)
+        return lambda self, other: make(op, other, self)
+    return lambda self, other: make(op, self, other)
 
 
 def _power(self, other):
@@ -301,17 +311,34 @@ class ndarray:
     """A distributed array (or a view of one): see the module comment. Not constructed directly:
     use zeros, ones, full, empty, arange, array."""
 
-    __slots__ = ("_h", "_dt", "__weakref__")
+    __slots__ = ("_h", "_dt", "_sh", "_g", "_k", "__weakref__")
     __hash__ = None
 
-    def __init__(self, h):
+    def __init__(self, h, geometry=None):
         self._h = h
-        self._dt = None  # the NumPy dtype, looked up once (hashing the binding's enum is slow)
+        # Read from the holder once, when first asked for (each read is a call into the binding,
+        # and a statement in a loop asks for them many times); a holder's selection never changes.
+        self._dt = None  # the NumPy dtype (hashing the binding's enum is slow)
+        self._g = geometry  # (start, step, map, shape, parent_ndim, parent_id): see _geometry
+        self._sh = None if geometry is None else geometry[3]  # the shape, a tuple
+        self._k = None  # the operand's part of a compiled program's key: see _expr.leaf_key
+
+    def _geometry(self):
+        """The holder's selection of its parent: (start, step, map, shape, parent_ndim, parent_id),
+        the first four as tuples. Two arrays of one geometry are the same view of the same parent."""
+        g = self._g
+        if g is None:
+            h = self._h
+            g = self._g = (tuple(h.start), tuple(h.step), tuple(h.map), self.shape, h.parent_ndim, h.parent_id)
+        return g
 
     # -- queries (Local) --
     @property
     def shape(self):
-        return tuple(self._h.shape)
+        s = self._sh
+        if s is None:
+            s = self._sh = tuple(self._h.shape)
+        return s
 
     @property
     def dtype(self):
@@ -369,31 +396,38 @@ class ndarray:
         _assign(v, value)
 
     def _select(self, key):
-        h = self._h
-        if not isinstance(key, tuple):
+        if type(key) is not tuple:
             key = (key,)
-        n_ell = _builtins.sum(1 for k in key if k is Ellipsis)
-        if n_ell > 1:
-            raise IndexError("an index can only have a single ellipsis ('...')")
+        n_ell = 0
         for k in key:
+            t = type(k)
+            if t is slice or t is int:  # the common case first
+                continue
+            if k is Ellipsis:
+                n_ell += 1
+                continue
             if k is None:
                 raise NotImplementedError("spmdarray: np.newaxis / None in an index")
-            if not (k is Ellipsis or isinstance(k, slice) or isinstance(k, (numbers.Integral, np.integer))) \
-                    or isinstance(k, (bool, np.bool_)):
+            if not isinstance(k, (numbers.Integral, np.integer)) or isinstance(k, (bool, np.bool_)):
                 raise NotImplementedError(f"spmdarray: indexing with {type(k).__name__} (basic indexing - integers, "
                                           "slices, ... - is bound; fancy and boolean indexing are not)")
+        if n_ell > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        g = self._g or self._geometry()
+        shape = g[3]
+        ndim = len(shape)
         nreal = len(key) - n_ell
-        if nreal > self.ndim:
-            raise IndexError(f"too many indices for array: array is {self.ndim}-dimensional, but {nreal} were indexed")
+        if nreal > ndim:
+            raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {nreal} were indexed")
         if n_ell:
             i = key.index(Ellipsis)
-            key = key[:i] + (slice(None),) * (self.ndim - nreal) + key[i + 1:]
-        key = key + (slice(None),) * (self.ndim - len(key))
-        start, step, amap = list(h.start), list(h.step), list(h.map)
-        shape = list(h.shape)
+            key = key[:i] + (slice(None),) * (ndim - nreal) + key[i + 1:]
+        if len(key) < ndim:
+            key = key + (slice(None),) * (ndim - len(key))
+        start, step, amap = list(g[0]), list(g[1]), list(g[2])
         new_shape = []
         dropped = []
-        for a in range(h.parent_ndim):
+        for a in range(g[4]):
             j = amap[a]
             if j < 0:
                 continue
@@ -412,11 +446,18 @@ class ndarray:
                 start[a] += step[a] * i
                 amap[a] = -1
                 dropped.append(a)
+        h = self._h
         if not new_shape:  # every axis indexed: one element, as a one-element view of the last axis
             a = dropped[-1]
             amap[a] = 0
             return ndarray(h.select(start, step, amap, [1])), True
-        return ndarray(h.select(start, step, amap, new_shape)), False
+        new_shape = tuple(new_shape)
+        v = ndarray(h.select(start, step, amap, new_shape), (tuple(start), tuple(step), tuple(amap), new_shape,
+                                                             g[4], g[5]))
+        k = self._k or _expr.leaf_key(self)
+        v._dt = k[0]
+        v._k = (k[0], k[1], new_shape, k[3])
+        return v, False
 
     # -- data out (Collective) --
     def gather(self):
@@ -510,6 +551,7 @@ class ndarray:
 
 for _name, _f in _OPERATORS.items():
     setattr(ndarray, _name, _f)
+_expr.ND = ndarray
 ndarray.__array_ufunc__ = _array_ufunc
 ndarray.__array_function__ = _array_function
 
@@ -863,38 +905,57 @@ def _exchange_stale(operands, anchor):
                 _core.exchange_halo(h)
 
 
-# Compiled assignments, by the tree's structure (_expr.signature) and the destination's dtype,
-# rank and shape: a statement in a loop compiles once. An entry: (program type, code, result,
-# operand sources (array classes), constant sources). Bounded: cleared when full.
+# Compiled assignments and reductions, by the tree's structure (_expr.signature; an array for a
+# copy, its _expr.leaf_key) and the destination's leaf_key: a statement in a loop compiles once.
+# An entry: (program type, code, result, operand sources (array classes), constant sources,
+# whether an operand has a halo, the binding's program type, whether it computes in floating
+# point). Bounded: cleared when full.
 _PROGRAMS = {}
 _PROGRAMS_MAX = 1024
 
 
 def _bind_cached(ent, arrays, scalars):
     """A cached program's operands and constants for this tree: (ops, kf, ki)."""
-    c, code, result, osrc, ksrc = ent
-    ops = [arrays[k]._h for k in osrc]
+    ops = [arrays[k]._h for k in ent[3]]
+    ksrc = ent[4]
+    if not ksrc:
+        return ops, [], []
     kv = [lit if pos < 0 else (-scalars[pos] if neg else scalars[pos]) for pos, neg, lit in ksrc]
-    if c.kind == "f":
+    if ent[7]:
         return ops, [float(v) for v in kv], []
     return ops, [], [int(v) for v in kv]
 
 
+def _exchange_stale_cached(ent, arrays, anchor):
+    """_exchange_stale for a cached program's operands (ent, arrays: see _bind_cached), by their
+    kept geometry and leaf keys. Neighbour-collective (replicated decision)."""
+    g = (anchor._g or anchor._geometry())[:4]
+    for k in ent[3]:
+        a = arrays[k]
+        if a._k[3]:  # its parent has a halo (leaf_key: signature made it)
+            h = a._h
+            if h.halo_stale and (a._g or a._geometry())[:4] != g:
+                _core.exchange_halo(h)
+
+
 def _run_cached(dst, ent, arrays, scalars):
     ops, kf, ki = _bind_cached(ent, arrays, scalars)
-    _exchange_stale(ops, dst._h)
-    _core.assign(dst._h, _expr.DTYPES[ent[0]], ent[1], kf, ki, ent[2], ops)
+    if ent[5]:
+        _exchange_stale_cached(ent, arrays, dst)
+    _core.assign(dst._h, ent[6], ent[1], kf, ki, ent[2], ops)
 
 
 def _cache(key, p):
     if len(_PROGRAMS) >= _PROGRAMS_MAX:
         _PROGRAMS.clear()
-    ent = _PROGRAMS[key] = (p.c, p.code, p.result, p.operand_src, p.const_src)
+    halo = _builtins.any(h.has_halo for h in p.operands)
+    ent = _PROGRAMS[key] = (p.c, p.code, p.result, p.operand_src, p.const_src, halo, _expr.DTYPES[p.c],
+                            p.c.kind == "f")
     return ent
 
 
 def _same_view(a, b):
-    return a._h.parent_id == b._h.parent_id and _holder_key(a._h) == _holder_key(b._h)
+    return (a._g or a._geometry()) == (b._g or b._geometry())
 
 
 _calibrate()
@@ -919,15 +980,21 @@ def _assign(dst, value, temp=None):
 
 def _store(dst, value):
     """_assign without the barrier. Collective."""
-    if type(value) is Expr:
-        dh = dst._h
-        key, arrays, scalars = _expr.signature(value)
-        ckey = (key, dh.dtype, dh.ndim, dst.shape)
+    ckey = None
+    tv = type(value)
+    if tv is Expr or tv is ndarray:
+        if tv is Expr:
+            key, arrays, scalars = _expr.signature(value)
+        else:
+            if _same_view(dst, value):
+                return
+            key, arrays, scalars = value._k or _expr.leaf_key(value), [value], []
+        ckey = (key, dst._k or _expr.leaf_key(dst))
         ent = _PROGRAMS.get(ckey)
         if ent is not None:
             _run_cached(dst, ent, arrays, scalars)
             return
-    if isinstance(value, ndarray) and _same_view(dst, value):
+    elif isinstance(value, ndarray) and _same_view(dst, value):
         return
     if not (is_scalar(value) or isinstance(value, (Expr, ndarray))):
         value = array(value, comm=dst.comm) if np.ndim(value) > 0 else np.asarray(value).item()
@@ -954,9 +1021,12 @@ def _store(dst, value):
             _assign(dst, _materialize(value, c).astype(d))
             return
         tree = _prepare(value, c)
-        if tree is value and type(value) is Expr and _builtins.all(a.dtype == c for a in arrays):
+        if tree is value and ckey is not None and _builtins.all(a.dtype == c for a in arrays):
             # one program of the tree's own types: compile for the cache, keep, run
-            _, _, _, sources = _expr.signature(value, with_sources=True)
+            if tv is Expr:
+                _, _, _, sources = _expr.signature(value, with_sources=True)
+            else:  # a copy: one operand
+                sources = ({id(value): 0}, {})
             p, _ = _compile(value, c, dst.ndim, sources=sources)
             if p is not None:
                 _run_cached(dst, _cache(ckey, p), arrays, scalars)
@@ -1015,8 +1085,9 @@ def _reduce_now(kind, x, _element):
                     ent = _cache(rkey, p)
         if ent is not None:
             ops, kf, ki = _bind_cached(ent, arrays, scalars)
-            _exchange_stale(ops, ops[0])
-            r = _core.reduce(rk, _expr.DTYPES[ent[0]], ent[1], kf, ki, ent[2], ops, list(x.shape))
+            if ent[5]:
+                _exchange_stale_cached(ent, arrays, arrays[ent[3][0]])
+            r = _core.reduce(rk, ent[6], ent[1], kf, ki, ent[2], ops, list(x.shape))
             return _reduced(kind, red, vt, x, r, _element)
     if tree is None:
         c = _expr.program_type(x)

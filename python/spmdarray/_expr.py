@@ -225,6 +225,7 @@ def broadcast_shape(fn, args):
 
 
 _FAST = frozenset(("add", "sub", "mul"))
+ND = None  # spmdarray.ndarray (set by spmdarray/__init__.py): the common operand type, tested first
 
 
 def _fast(op, x, y):
@@ -234,20 +235,20 @@ def _fast(op, x, y):
     its tree through here in a few microseconds."""
     tx, ty = type(x), type(y)
     if tx is float or tx is int:
-        if not (ty is Expr or hasattr(y, "_h")):
+        if not (ty is ND or ty is Expr or hasattr(y, "_h")):
             return None
         d = y.dtype
         if d.kind == "f" or (d.kind == "i" and tx is int):
             return Expr(op, (x, y), d, y.shape)
         return None
-    if not (tx is Expr or hasattr(x, "_h")):
+    if not (tx is ND or tx is Expr or hasattr(x, "_h")):
         return None
     if ty is float or ty is int:
         d = x.dtype
         if d.kind == "f" or (d.kind == "i" and ty is int):
             return Expr(op, (x, y), d, x.shape)
         return None
-    if not (ty is Expr or hasattr(y, "_h")):
+    if not (ty is ND or ty is Expr or hasattr(y, "_h")):
         return None
     d = x.dtype
     if d != y.dtype or d.kind == "b":
@@ -536,49 +537,57 @@ def gen(p, n, leaf, parent=None, index=None):
     return d
 
 
+def leaf_key(a):
+    """An array operand's part of a program's key: its dtype, its parent's rank, its shape and
+    whether its parent has a halo (a program of operands without one never exchanges). Kept on
+    the array (its selection never changes). Local."""
+    h = a._h
+    k = a._k = (a.dtype, h.parent_ndim, a.shape, h.has_halo)
+    return k
+
+
 def signature(n, with_sources=False):
     """The structure of tree n as a hashable key, its array operands (one per class, in class
     order) and its scalars (in tree order). Two trees of one key compile to the same program,
     operands and constants aside. with_sources: also the maps Program(sources=...) takes."""
     key = [n.op, n.dtype]
+    add = key.append
     arrays = []
     scalars = []
     classes = {}
     cpos = {} if with_sources else None
-    # pre-order, iteratively: a nested recursive function would be a reference cycle holding the
-    # statement's operands (snapshot views among them) until the garbage collector runs
+    # pre-order, iteratively (a stack of the parents' argument iterators): a nested recursive
+    # function would be a reference cycle holding the statement's operands (snapshot views among
+    # them) until the garbage collector runs
     stack = []
-    node, args, i = n, n.args, 0
+    node, it = n, enumerate(n.args)
     while True:
-        if i < len(args):
-            a = args[i]
+        for i, a in it:
             t = type(a)
             if t is Expr:
-                stack.append((node, args, i + 1))
-                key.append(a.op)
-                key.append(a.dtype)
-                node, args, i = a, a.args, 0
-                continue
-            if t in _SCALARS or is_scalar(a):
-                if cpos is not None:
-                    cpos[(id(node), i)] = len(scalars)
-                key.append(t)
-                scalars.append(a)
-            else:
+                stack.append((node, it))
+                add(a.op)
+                add(a.dtype)
+                node, it = a, enumerate(a.args)
+                break
+            if t is ND or not (t in _SCALARS or is_scalar(a)):
                 c = classes.get(id(a))
                 if c is None:
                     c = classes[id(a)] = len(arrays)
                     arrays.append(a)
-                    h = a._h
-                    key.append((c, h.dtype, h.parent_ndim, a.shape))
+                    add((c, a._k or leaf_key(a)))
                 else:
-                    key.append(c)
-            i += 1
-            continue
-        key.append(None)
-        if not stack:
-            break
-        node, args, i = stack.pop()
+                    add(c)
+            else:
+                if cpos is not None:
+                    cpos[(id(node), i)] = len(scalars)
+                add(t)
+                scalars.append(a)
+        else:
+            add(None)
+            if not stack:
+                break
+            node, it = stack.pop()
     if with_sources:
         return tuple(key), arrays, scalars, (classes, cpos)
     return tuple(key), arrays, scalars

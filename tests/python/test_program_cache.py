@@ -204,3 +204,52 @@ def test_long_rows(rng, shape):
     s = sa.sum(a * b - c)
     ref = np.sum(xs[0] * xs[1] - xs[2])
     assert abs(s - ref) <= xs[0].size * np.finfo(float).eps * np.abs(xs[0] * xs[1] - xs[2]).sum()
+
+
+def test_copies_cached(rng):
+    """A copy statement (dst[...] = an array) compiles once a structure too: each run binds the
+    array it is given; the same view is a no-op; a copy of another dtype converts (uncached)."""
+    shape = (19, 23)
+    x, y = data(rng, shape, np.float64), data(rng, shape, np.float64)
+    a, b = sa.array(x), sa.array(y)
+    sa._PROGRAMS.clear()
+    for src, ref in ((a, x), (b, y), (a, x)):
+        for r in range(2):  # the walls of cuNumeric's CFD example, from two sources
+            a[-1, :] = src[-2 + r, :]
+            x[-1, :] = ref[-2 + r, :]
+            a[:, 0] = src[:, 1]
+            x[:, 0] = ref[:, 1]
+            check(a, x)
+    assert len(sa._PROGRAMS) == 2  # a row and a column: two shapes, each compiled once
+    a[2:5, ::3] = a[2:5, ::3]  # the same view: nothing to do
+    check(a, x)
+    f = sa.array(y.astype(np.float32))
+    for _ in range(2):  # another dtype: converted on every run, and right
+        a[1, :] = f[3, :]
+        x[1, :] = y.astype(np.float32)[3, :]
+        check(a, x)
+    # a halo is part of the key: a stale halo read by a copy at a shift is filled first
+    n = 40
+    z = data(rng, (n,), np.float64)
+    u, w = sa.array(z, halo=1), sa.array(z)
+    for _ in range(3):
+        u[1:] = u[:-1]
+        w[1:] = w[:-1]
+        z[1:] = z[:-1].copy()
+        check(u, z)
+        check(w, z)
+
+
+def test_views_keep_their_selection(rng):
+    """A view's selection is kept on the Python object (ndarray._geometry): views of views,
+    negative steps and dropped axes read what NumPy's do, and a view's key follows its shape."""
+    x = data(rng, (11, 9, 7), np.float64)
+    a = sa.array(x)
+    for key in ((slice(None, None, -2), 3), (1, slice(2, None)), (slice(1, -1), slice(None), slice(None, None, -3))):
+        v, r = a[key], x[key]
+        assert v.shape == r.shape
+        np.testing.assert_array_equal(v.gather(), r)
+        vv, rr = v[::-1], r[::-1]
+        np.testing.assert_array_equal(vv.gather(), rr)
+        assert vv._geometry()[:4] == (tuple(vv._h.start), tuple(vv._h.step), tuple(vv._h.map), tuple(vv._h.shape))
+        assert vv._k == _expr.leaf_key(sa.ndarray(vv._h))
