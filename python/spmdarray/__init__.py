@@ -11,6 +11,7 @@ are local and move nothing. See docs/python.md.
 """
 
 import atexit
+import math as _math
 import builtins as _builtins  # sum, min, max, any, all are NumPy's names here
 import numbers
 import operator
@@ -349,11 +350,11 @@ class ndarray:
 
     @property
     def ndim(self):
-        return self._h.ndim
+        return len(self.shape)
 
     @property
     def size(self):
-        return int(np.prod(self.shape, dtype=np.int64))
+        return _math.prod(self.shape)
 
     def __len__(self):
         return self.shape[0]
@@ -1047,6 +1048,9 @@ def _reduce(kind, x, _element=False):
         _expr.DEPTH -= 1
 
 
+_INT32 = np.dtype(np.int32)
+
+
 def _reduce_now(kind, x, _element):
     if is_scalar(x):
         return getattr(np, kind)(x)
@@ -1065,7 +1069,7 @@ def _reduce_now(kind, x, _element):
     if red in ("min", "max") and x.size == 0:
         raise ValueError(f"zero-size array to reduction operation {'minimum' if red == 'min' else 'maximum'} which "
                          "has no identity")
-    if red in ("sum", "prod") and vt in (np.dtype(np.int32),) and not _element:
+    if red in ("sum", "prod") and vt == _INT32 and not _element:
         x = Expr("cast", (x,), np.dtype(np.int64), x.shape)  # NumPy sums int32 in int64
     rk = getattr(_core.Reduction, red)
     tree = None

@@ -10,6 +10,7 @@ never a different answer): a sub-expression of another type, an operand of anoth
 converted copy), a destination of a third type (evaluated, converted, then copied).
 """
 
+import math
 import numbers
 import weakref
 
@@ -133,7 +134,7 @@ class Expr:
 
     @property
     def size(self):
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     def __bool__(self):
         raise ValueError("spmdarray: the truth value of an array expression is ambiguous (use any() or all(); "
