@@ -155,13 +155,11 @@ def main():
     # then the parts, on a tree held here
     r["tree_us"] = batches(tree, m) * 1e6
     t_tree = tree()
-    r["key_lookup_us"] = batches(
-        lambda: sa._PROGRAMS.get((sa._expr.signature(t_tree)[0], o._h.dtype, o._h.ndim, o.shape)), m) * 1e6
-    key, arrays, scalars = sa._expr.signature(t_tree)
-    c_, code, result, osrc, ksrc = sa._PROGRAMS[(key, o._h.dtype, o._h.ndim, o.shape)]
-    ops = [arrays[k]._h for k in osrc]
-    dt = sa._expr.DTYPES[c_]
-    r["core_assign_us"] = batches(lambda: (sa._core.assign(o._h, dt, code, [0.2], [], result, ops), sync()), m) * 1e6
+    r["key_lookup_us"] = batches(lambda: sa._lookup(o, t_tree), m) * 1e6
+    _, ent, arrays, scalars = sa._lookup(o, t_tree)
+    ops, kf, ki = sa._bind_cached(ent, arrays, scalars)
+    r["core_assign_us"] = batches(lambda: (sa._core.assign(o._h, ent[6], ent[1], kf, ki, ent[2], ops), sync()),
+                                  m) * 1e6
     del t_tree
     if dev and not args.no_peer:
         try:

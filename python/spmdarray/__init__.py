@@ -979,19 +979,25 @@ def _assign(dst, value, temp=None):
         _expr.become(root, dst)
 
 
+def _lookup(dst, value):
+    """dst[...] = value's cache key, cached program (None if none), array operands and scalars,
+    for an expression or an array value (not the same view as dst). Local."""
+    if type(value) is Expr:
+        key, arrays, scalars = _expr.signature(value)
+    else:
+        key, arrays, scalars = value._k or _expr.leaf_key(value), [value], []
+    ckey = (key, dst._k or _expr.leaf_key(dst))
+    return ckey, _PROGRAMS.get(ckey), arrays, scalars
+
+
 def _store(dst, value):
     """_assign without the barrier. Collective."""
     ckey = None
     tv = type(value)
     if tv is Expr or tv is ndarray:
-        if tv is Expr:
-            key, arrays, scalars = _expr.signature(value)
-        else:
-            if _same_view(dst, value):
-                return
-            key, arrays, scalars = value._k or _expr.leaf_key(value), [value], []
-        ckey = (key, dst._k or _expr.leaf_key(dst))
-        ent = _PROGRAMS.get(ckey)
+        if tv is ndarray and _same_view(dst, value):
+            return
+        ckey, ent, arrays, scalars = _lookup(dst, value)
         if ent is not None:
             _run_cached(dst, ent, arrays, scalars)
             return

@@ -188,13 +188,6 @@ template <class L, class = void>
 struct has_points : std::false_type {};
 template <class L>
 struct has_points<L, std::enable_if_t<L::spmd_points>> : std::true_type {};
-/// v[u] = line's value at i0 + u di (u < P), converted to V, through values<P> (has_points).
-template <int P, class L, class V>
-KOKKOS_FORCEINLINE_FUNCTION void points_of(const L& line, const index_t i0, const index_t di, V (&v)[P]) {
-  std::decay_t<decltype(line(index_t{}))> w[P];
-  line.template values<P>(i0, di, w);
-  for (int u = 0; u < P; ++u) v[u] = static_cast<V>(w[u]);
-}
 
 /// dst = src along a row: body(k, lo, hi) of for_box. The destination is never read at another
 /// position of the row than the one written (assign_expr sends a destination read at other
@@ -238,10 +231,16 @@ struct AssignRows {
   template <int P>
   KOKKOS_FORCEINLINE_FUNCTION void eval_points(const Kokkos::Array<index_t, M>& k, const index_t i0, const index_t di,
                                                point_value (&v)[P]) const {
-    if constexpr (many_points) points_of<P>(row_at<Contig>(src, k), i0, di, v);
+    if constexpr (many_points) {
+      std::decay_t<decltype(std::declval<const Line&>()(index_t{}))> w[P];
+      row_at<Contig>(src, k).template values<P>(i0, di, w);
+      for (int u = 0; u < P; ++u) v[u] = static_cast<point_value>(w[u]);
+    }
   }
   // Column form (see impl::ColumnBody): the c <= P points k + u e_{M-2} through one address per
-  // operand and a step; all evaluated before any is stored.
+  // operand and a step; all evaluated before any is stored. The points form stores straight from
+  // the line's values: routing them through v (one helper shared with eval_points and ReduceRows,
+  // ee8c4ad) ran the Python front's 2-D stencil 18% slower on an H200 (docs/python.md).
   static constexpr bool column_body = M >= 2;
   template <int P>
   KOKKOS_FORCEINLINE_FUNCTION void column(const Kokkos::Array<index_t, M>& k, const int c) const {
@@ -250,11 +249,14 @@ struct AssignRows {
     const auto in = src.template line<A, false>(k);
     point_value v[P] = {};
     if (c == P) {  // a whole item: straight-line code, every load issued before the first use
-      if constexpr (has_points<std::decay_t<decltype(in)>>::value)
-        points_of<P>(in, 0, 1, v);
-      else
+      if constexpr (has_points<std::decay_t<decltype(in)>>::value) {
+        std::decay_t<decltype(in(0))> w[P];
+        in.template values<P>(0, 1, w);
+        for (int u = 0; u < P; ++u) out(u) = static_cast<point_value>(w[u]);
+      } else {
         for (int u = 0; u < P; ++u) v[u] = static_cast<point_value>(in(u));
-      for (int u = 0; u < P; ++u) out(u) = v[u];
+        for (int u = 0; u < P; ++u) out(u) = v[u];
+      }
       return;
     }
     for (int u = 0; u < P; ++u)
@@ -300,10 +302,9 @@ struct ReduceRows {
     const auto in = src.template line<(M >= 2 ? M - 2 : 0), false>(k);
     if (c == P) {  // a whole item: straight-line code
       if constexpr (has_points<std::decay_t<decltype(in)>>::value) {
-        using V = std::decay_t<decltype(in(0))>;
-        V w[P];
-        points_of<P>(in, 0, 1, w);
-        const Values<V> run{w};
+        std::decay_t<decltype(in(0))> w[P];
+        in.template values<P>(0, 1, w);
+        const Values<std::decay_t<decltype(in(0))>> run{w};
         for (int u = 0; u < P; ++u) add(acc, run, u);
       } else {
         for (int u = 0; u < P; ++u) add(acc, in, u);
