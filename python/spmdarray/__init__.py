@@ -209,11 +209,13 @@ def _binary(op, swap=False):
         fast = _expr._fast
 
         def f(self, other):
-            e = fast(op, other, self) if swap else fast(op, self, other)
-            if e is None:
-                e = make(op, other, self) if swap else make(op, self, other)
-            return e
-        return f
+            e = fast(op, self, other)
+            return make(op, self, other) if e is None else e
+
+        def r(self, other):
+            e = fast(op, other, self)
+            return make(op, other, self) if e is None else e
+        return r if swap else f
     if swap:
         return lambda self, other: make(op, other, self)
     return lambda self, other: make(op, self, other)
@@ -1001,8 +1003,6 @@ def _store(dst, value):
         if ent is not None:
             _run_cached(dst, ent, arrays, scalars)
             return
-    elif isinstance(value, ndarray) and _same_view(dst, value):
-        return
     if not (is_scalar(value) or isinstance(value, (Expr, ndarray))):
         value = array(value, comm=dst.comm) if np.ndim(value) > 0 else np.asarray(value).item()
     d = dst.dtype
