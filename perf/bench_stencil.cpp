@@ -17,6 +17,10 @@
 // outside it). Counters: points/s (interior points per second) and GB/s against the minimum
 // traffic of 16 B per point (read u once, write once), the figure the fused forms are judged by.
 // BM_stencil3d_*: the 3-D 7-point update, as an expression and as a hand-written MDRange kernel.
+// BM_stencil_nohalo_{swap,inplace}: the NumPy program's grid, created without a halo: along a
+// split axis each statement brings the rows its shifts read across block edges itself
+// (impl::assign_split: the interior in place, the edge slabs from buffers), so the timed region
+// is the whole statement, communication included (at one rank: the fused forms without a halo).
 // Every form is checked once, on a small grid, to give the hand-written kernel's grid bitwise.
 
 #include <Kokkos_Core.hpp>
@@ -194,6 +198,52 @@ void BM_stencil(benchmark::State& state, Form form) {
   state.counters["points"] = points;
 }
 
+/// The double buffer (swap) or the update in place, on grids without a halo; the statement
+/// communicates itself. Checked once against the halo grid's hand-written kernel.
+void BM_stencil_nohalo(benchmark::State& state, bool inplace) {
+  const index_t side = state.range(0);
+  auto make = [&](index_t n, const char* label) {
+    auto g = spmd::zeros<double>(spmd::perf::world(), {n, n}, spmd::label(label));
+    g(all, 0) = -273.15;
+    g(all, -1) = -273.15;
+    g(-1, all) = -273.15;
+    g(0, all) = 40.0;
+    return g;
+  };
+  const auto in = slice(1, -1), lo = slice(0, -2), hi = slice(2, none);
+  auto step = [&](Array<double, 2>& u, Array<double, 2>& next) {
+    if (inplace) {
+      u(in, in) = 0.2 * (u(in, in) + u(lo, in) + u(in, hi) + u(in, lo) + u(hi, in));
+    } else {
+      next(in, in) = 0.2 * (u(in, in) + u(lo, in) + u(in, hi) + u(in, lo) + u(hi, in));
+      spmd::swap(u, next);
+    }
+  };
+  {
+    auto u = make(64, "u"), next = make(64, "next");
+    Grid ref(62);
+    Stepper sr(ref, Form::kokkos_mdrange);
+    for (int it = 0; it < 3; ++it) {
+      step(u, next);
+      spmd::exchange_halo(ref.u, spmd::Pattern::face);
+      sr();
+    }
+    auto r = spmd::zeros<double>(u.distribution());
+    r(all, all) = ref.u(all, all);
+    if (!spmd::perf::check_all(state, spmd::allgather(u) == spmd::allgather(r),
+                               "stencil without a halo: the grid differs from the hand-written kernel's"))
+      return;
+  }
+  auto u = make(side, "u"), next = make(side, "next");
+  step(u, next);  // the first pass builds the plans and buffers, outside the timing
+  spmd::perf::ManualTimer timer(state);
+  for (auto _ : state) timer([&] { step(u, next); });
+  const double points = static_cast<double>((side - 2) * (side - 2));
+  state.counters["points/s"] = timer.rate(points, 1.0);
+  state.counters["GB/s"] = timer.rate(16.0 * points);
+  state.counters["points"] = points;
+}
+
 // The 3-D 7-point form: next[1:-1, 1:-1, 1:-1] = (1/7) * (the point and its six neighbours);
 // swap. 16 B per interior point is its roofline too (read u once, write next once).
 void BM_stencil3d(benchmark::State& state, bool expression) {
@@ -244,6 +294,16 @@ const bool registered = [] {
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond);
     }
+  }
+  for (std::int64_t side : {1024, 4096, 16384}) {
+    if (side > 4096 && !device) continue;
+    for (bool inplace : {false, true})
+      benchmark::RegisterBenchmark(inplace ? "BM_stencil_nohalo_inplace" : "BM_stencil_nohalo_swap", BM_stencil_nohalo,
+                                   inplace)
+          ->Arg(side)
+          ->ArgName("grid")
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
   }
   for (std::int64_t side : {256, 512}) {
     if (side > 256 && !device) continue;

@@ -88,6 +88,14 @@ void expect_halo_untouched(const Array<T, N>& a, const char* what) {
   spmd::testing::expect_all(ok, what);
 }
 
+/// The entries of a's expression cache that move whole operands (temporaries).
+template <class T, int N>
+std::size_t whole_moves(const Array<T, N>& a) {
+  std::size_t n = 0;
+  for (const auto& m : spmd::impl::expr_state(a).moves) n += m->whole ? 1 : 0;
+  return n;
+}
+
 Distribution<2> dist2(int h, std::vector<int> dims = {}) {
   spmd::DistributionOptions o;
   o.halo = {h};
@@ -356,12 +364,15 @@ TEST(Expr, OperandsThatMove) {
     return x + y * 3.0;
   }));
   expect_array(c, rc, "a[0:10] + a[10:20]");
-  // the plan and temporary were made once and reused
-  EXPECT_EQ(spmd::impl::expr_state(c).moves.size(), p > 1 ? 1u : 0u);
-  // at most 16 cached per array: 18 more shifts evict the least recently used ones
-  for (index_t k = 1; k <= 18; ++k) c(slice(0, 2)) = a(slice(k, k + 2)) - a(slice(0, 2));
-  EXPECT_EQ(spmd::impl::expr_state(c).moves.size(), p > 1 ? 16u : 0u);
-  wc({Arg::sl(0, 2)}).set(ref::zip(wa({Arg::sl(18, 20)}).get(), wa({Arg::sl(0, 2)}).get(), [](double x, double y) {
+  // the shifted operand is brought part by part (assign_split: one plan per slab of the frame,
+  // made once and reused), never moved whole; nothing at one rank (the block spans the axis)
+  EXPECT_EQ(whole_moves(c), 0u);
+  EXPECT_EQ(spmd::impl::expr_state(c).moves.size(), p > 1 ? 2u : 0u);
+  // at most 16 whole moves cached per array: 17 operands of other steps evict the least
+  // recently used ones
+  for (index_t k = 1; k <= 17; ++k) c(slice(0, 2)) = a(slice(k, k + 3, 2)) - a(slice(0, 2));
+  EXPECT_EQ(whole_moves(c), 16u);
+  wc({Arg::sl(0, 2)}).set(ref::zip(wa({Arg::sl(17, 20, 2)}).get(), wa({Arg::sl(0, 2)}).get(), [](double x, double y) {
     return x - y;
   }));
   expect_array(c, rc, "after evictions");
@@ -407,6 +418,110 @@ TEST(Expr, OperandsThatMove) {
       .set(ref::zip(ref::zip(col0(wcu), col0(wcv), [](double s, double t) { return s + 2.0 * t; }), cw0u,
                     [](double s, double t) { return s + t; }));
   expect_array(cw, rcw, "two arrays moved with one selection");
+}
+
+namespace {
+/// The 5-point average of w's interior, 0.2 * (c + north + east + west + south) in that order.
+Vec average5(const ref::View& w) {
+  const auto I = Arg::sl(1, -1);
+  const Vec C = w({I, I}).get(), N = w({Arg::sl(0, -2), I}).get(), E = w({I, Arg::sl(2, None)}).get(),
+            W = w({I, Arg::sl(0, -2)}).get(), S = w({Arg::sl(2, None), I}).get();
+  Vec avg(C.size());
+  for (std::size_t i = 0; i < C.size(); ++i) avg[i] = 0.2 * (C[i] + N[i] + E[i] + W[i] + S[i]);
+  return avg;
+}
+
+/// Arrays without a halo on grids that split the shifted axes (assign_split): each rank's box is
+/// the interior, read in place, and slabs whose shifted operands come from buffers of exactly
+/// their part. The stencil double-buffered and in place (NumPy semantics), diagonal shifts with
+/// a reversed axis (both ways), 3-D, a reduction (moved), on row, column and automatic grids;
+/// nothing moved whole, and the plans bring edges, not blocks.
+void shifts_along_split_axes() {
+  const int p = world().size();
+  for (const std::vector<int>& dims : {std::vector<int>{}, std::vector<int>{p, 1}, std::vector<int>{1, p}}) {
+    const auto d = dist2(0, dims);
+    auto [a, ra] = pattern<2>(d, 0.0, "a");
+    auto [b, rb] = pattern<2>(d, 0.5, "b");
+    auto wa = ref::View::whole(ra), wb = ref::View::whole(rb);
+    const auto in = slice(1, -1);
+    const auto I = Arg::sl(1, -1);
+    const long points_before = spmd::impl::plan_counts().broadcast_points;
+    for (int rep = 0; rep < 2; ++rep) {
+      b(in, in) =
+          0.2 * (a(in, in) + a(slice(0, -2), in) + a(in, slice(2, none)) + a(in, slice(0, -2)) + a(slice(2, none), in));
+      wb({I, I}).set(average5(wa));
+      expect_array(b, rb, "stencil double-buffered, no halo", 0.0);
+      a(in, in) =
+          0.2 * (a(in, in) + a(slice(0, -2), in) + a(in, slice(2, none)) + a(in, slice(0, -2)) + a(slice(2, none), in));
+      wa({I, I}).set(average5(wa));
+      expect_array(a, ra, "stencil in place, no halo (NumPy semantics)", 0.0);
+    }
+    EXPECT_EQ(whole_moves(a), 0u);
+    EXPECT_EQ(whole_moves(b), 0u);
+    // edges only: at most 4 operands x 2 slabs of a row or a column each (a whole move: 4 blocks)
+    const spmd::Box<2> J = b(in, in).owned();
+    const long brought = spmd::impl::plan_counts().broadcast_points - points_before;
+    EXPECT_LE(brought, 2 * 8 * (J.extent(0) + J.extent(1)));
+    if (d.dims()[0] == 1 && d.dims()[1] == 1) {
+      EXPECT_EQ(brought, 0);
+    }
+    // one destination and a shared operand under statements whose shifts differ, so that their
+    // slabs differ (a cached part must not serve another statement's frame)
+    auto [f, rf] = pattern<2>(d, 0.75, "f");  // an empty cache
+    auto wf = ref::View::whole(rf);
+    f(in, in) = a(slice(0, -2), in) + a(in, in);
+    wf({I, I}).set(ref::zip(wa({Arg::sl(0, -2), I}).get(), wa({I, I}).get(), [](double x, double y) { return x + y; }));
+    expect_array(f, rf, "shifts one way", 0.0);
+    f(in, in) = a(slice(2, none), in) - a(slice(0, -2), in);
+    wf({I, I}).set(ref::zip(wa({Arg::sl(2, None), I}).get(), wa({Arg::sl(0, -2), I}).get(),
+                            [](double x, double y) { return x - y; }));
+    expect_array(f, rf, "shifts both ways, one operand shared with the statement before", 0.0);
+    // diagonal shifts with a reversed axis: b[7:0:-1, 1:7] = a[8:1:-1, 2:8] - 2 a[6::-1, 0:6]
+    const auto D = [](auto& x, int k) {
+      return k == 0 ? x(slice(8, 1, -1), slice(2, 8)) : x(slice(6, none, -1), slice(0, 6));
+    };
+    b(slice(7, 0, -1), slice(1, 7)) = D(a, 0) - 2.0 * D(a, 1);
+    const auto Dr = [](ref::View& w, int k) {
+      return k == 0 ? w({Arg::sl(8, 1, -1), Arg::sl(2, 8)}).get() : w({Arg::sl(6, None, -1), Arg::sl(0, 6)}).get();
+    };
+    const auto diag = [&] { return ref::zip(Dr(wa, 0), Dr(wa, 1), [](double x, double y) { return x - 2.0 * y; }); };
+    wb({Arg::sl(7, 0, -1), Arg::sl(1, 7)}).set(diag());
+    expect_array(b, rb, "diagonal shifts, reversed rows", 0.0);
+    a(slice(7, 0, -1), slice(1, 7)) = D(a, 0) - 2.0 * D(a, 1);
+    wa({Arg::sl(7, 0, -1), Arg::sl(1, 7)}).set(diag());
+    expect_array(a, ra, "diagonal shifts in place, reversed rows (NumPy semantics)", 0.0);
+    // a reduction of shifted operands (moved)
+    const Vec n = wa({Arg::sl(0, -2), I}).get(), s = wa({Arg::sl(2, None), I}).get();
+    double want = 0.0;
+    for (std::size_t i = 0; i < n.size(); ++i) want += n[i] * s[i];
+    EXPECT_NEAR(spmd::sum(a(slice(0, -2), in) * a(slice(2, none), in)), want, 1e-12 * std::abs(want));
+  }
+  // 3-D: the 7-point update in place on an automatic grid without a halo
+  const Distribution<3> d3(world(), {6, 5, 7});
+  auto [u, ru] = pattern<3>(d3, 0.0, "u");
+  const auto in = slice(1, -1);
+  for (int rep = 0; rep < 2; ++rep)
+    u(in, in, in) = u(in, in, in) - (u(slice(0, -2), in, in) + u(slice(2, none), in, in) + u(in, slice(0, -2), in) +
+                                     u(in, slice(2, none), in) + u(in, in, slice(0, -2)) + u(in, in, slice(2, none))) /
+                                        6.0;
+  // the reference, twice (NumPy semantics: every read before any write)
+  ref::Array r3 = ru;
+  for (int rep = 0; rep < 2; ++rep) {
+    const auto w = ref::View::whole(r3);
+    const auto J = Arg::sl(1, -1), lo = Arg::sl(0, -2), hi = Arg::sl(2, None);
+    const Vec C = w({J, J, J}).get(), A = w({lo, J, J}).get(), B = w({hi, J, J}).get(), E = w({J, lo, J}).get(),
+              F = w({J, hi, J}).get(), G = w({J, J, lo}).get(), H = w({J, J, hi}).get();
+    Vec out(C.size());
+    for (std::size_t i = 0; i < C.size(); ++i) out[i] = C[i] - (A[i] + B[i] + E[i] + F[i] + G[i] + H[i]) / 6.0;
+    w({J, J, J}).set(out);
+  }
+  expect_array(u, r3, "3-d 7-point in place, no halo", 0.0);
+  EXPECT_EQ(whole_moves(u), 0u);
+}
+}  // namespace
+
+TEST(Expr, ShiftsAlongSplitAxes) {
+  each_in_place_path(shifts_along_split_axes);
 }
 
 TEST(Expr, PeriodicColumnsAndOtherPlanes) {

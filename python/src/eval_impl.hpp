@@ -50,8 +50,6 @@ template <class C, class D, int M, int P>
 void assign_typed(const Holder& dst, const ProgramIn& p) {
   auto e = make_program<C, M>(p);
   const auto v = dst.template view<D, M, P>();
-  const Box<M> box = v.owned();
-  for (int j = 0; j < M; ++j) e.ext[j] = box.extent(j);
   spmd::assign(v, e, Label{"spmdarray::assign"});
 }
 
@@ -100,8 +98,6 @@ Scalar reduce_typed(Reduction r, const ProgramIn& p) {
   auto e = make_program<C, M>(p);
   if (e.template slots<M>().empty())
     throw Error::replicated("spmdarray: internal error: a reduction needs an operand of the expression's rank first");
-  const Box<M> box = e.template slots<M>().front().owned();
-  for (int j = 0; j < M; ++j) e.ext[j] = box.extent(j);
   switch (r) {
     case Reduction::sum:
       return as_scalar<C>(spmd::sum(e));

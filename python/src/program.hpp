@@ -596,7 +596,6 @@ struct ProgExpr {
   SlotVec<C, M, 2, Mem> s2;
   SlotVec<C, M, 3, Mem> s3;
   Index<M> shape_;
-  Kokkos::Array<index_t, M> ext{};  // this rank's box (destination or first operand)
   const Index<M>& shape() const { return shape_; }
   template <int P>
   auto& slots() {
@@ -640,7 +639,7 @@ ProgDev<C, Mb, Mem> bind(const ProgExpr<C, M, Mem>& e, impl::Binding<Mb, K>& b) 
     d.src[d.nsrc++] = impl::TermDev<C, Mb>{static_cast<const C*>(s.data), s.coef};
   };
   e.visit(one);
-  d.ext = e.ext;
+  d.ext = b.extent;  // the box's, or the part's the engine evaluates (impl::assign_split)
   return d;
 }
 

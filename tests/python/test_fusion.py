@@ -152,6 +152,31 @@ def test_shifted_reads_across_ranks(rng):
         assert np.isclose(sa.sum(a[1:] * a[:-1]), np.sum(9 * x[1:] * x[:-1]), rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_shifts_along_split_axes(rng, comm, dtype):
+    # arrays without a halo on grids that split the shifted axes: the rank's box is read in place
+    # inside and its edges from buffers of exactly the rows and columns beyond (impl::assign_split)
+    x0 = data(rng, (13, 11), dtype)
+    for grid in (None, (comm.size, 1), (1, comm.size)):
+        a, b = sa.array(x0, grid=grid), sa.zeros((13, 11), dtype, grid=grid)
+        x, y = x0.copy(), np.zeros((13, 11), dtype)
+        for _ in range(2):  # double buffer, then in place (NumPy reads every old value first)
+            b[1:-1, 1:-1] = a[:-2, 1:-1] + a[2:, 1:-1] - a[1:-1, :-2] * 2 + a[1:-1, 2:] - a[:-2, 2:]
+            y[1:-1, 1:-1] = x[:-2, 1:-1] + x[2:, 1:-1] - x[1:-1, :-2] * 2 + x[1:-1, 2:] - x[:-2, 2:]
+            a[1:-1, 1:-1] = a[:-2, 1:-1] + a[2:, 1:-1] - a[1:-1, :-2] * 2 + a[1:-1, 2:] - a[:-2, 2:]
+            x[1:-1, 1:-1] = x[:-2, 1:-1] + x[2:, 1:-1] - x[1:-1, :-2] * 2 + x[1:-1, 2:] - x[:-2, 2:]
+            close(b.gather(), y, dtype)
+            close(a.gather(), x, dtype)
+        a[11:0:-1, 1:9] = a[12:1:-1, 2:10] - a[10::-1, 0:8]  # reversed rows, diagonal shifts
+        x[11:0:-1, 1:9] = x[12:1:-1, 2:10] - x[10::-1, 0:8]
+        close(a.gather(), x, dtype)
+    u0 = data(rng, (7, 6, 9), dtype)
+    u, r = sa.array(u0), u0.copy()
+    u[1:-1, 1:-1, 1:-1] = u[:-2, 1:-1, 1:-1] - u[2:, 1:-1, 1:-1] + u[1:-1, :-2, 1:-1] + u[1:-1, 1:-1, 2:]
+    r[1:-1, 1:-1, 1:-1] = r[:-2, 1:-1, 1:-1] - r[2:, 1:-1, 1:-1] + r[1:-1, :-2, 1:-1] + r[1:-1, 1:-1, 2:]
+    close(u.gather(), r, dtype)
+
+
 def test_in_place_operators(rng):
     x = data(rng, (20, 3), np.float64)
     a = sa.array(x)

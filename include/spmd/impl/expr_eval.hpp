@@ -45,6 +45,7 @@ struct Binding {
   std::size_t count = 0;               // filled so far
   std::size_t next = 0;                // bound so far
   Kokkos::Array<index_t, M> origin{};  // the box's first point (where generators start)
+  Kokkos::Array<index_t, M> extent{};  // the box's extents (nodes whose lines need them)
   void push(const Source<M>& s) { sources[count++] = s; }
 };
 
@@ -230,15 +231,19 @@ template <Combine C, class Acc>
 
 // ---- classification and the cache of moves ------------------------------------------------------
 
-/// How an operand is read: in place (its own block and halo), moved into a temporary, or (an
-/// operand of another shape that broadcasts) its needed part brought into a buffer.
-enum class Access { direct, moved, broadcast };
+/// How an operand is read: in place (its own block and halo); `shifted`: co-indexed and in place
+/// except that it reads beyond its block along split axes where its array has no halo (read in
+/// place where it reads the rank's own block, its part beyond brought into small buffers by an
+/// assignment: assign_split; moved by a reduction); moved into a temporary; or (an operand of
+/// another shape that broadcasts) its needed part brought into a buffer.
+enum class Access { direct, shifted, moved, broadcast };
 
 /// A cached move: the plan that copies an operand's selection into the target's layout, and the
 /// temporary it fills (when the operand is read through one).
 struct CachedMove {
   virtual ~CachedMove() = default;
   std::uint64_t used = 0;
+  bool whole = false;  // holds (or fills) a whole temporary: a move, not a part's buffer
 };
 template <class To, int No, int M, class Mem, int Nd>
 struct MoveEntry : CachedMove {
@@ -262,6 +267,8 @@ struct BroadcastEntry : CachedMove {
   Distribution<Nd> to;
   Selection<Nd, M> ts;
   Index<M> tshape{};
+  int part = 0;                         // 0: the rank's whole box; 1 + s: slot s of assign_split's frame
+  std::array<index_t, 2 * Nd> frame{};  // (part > 0) the statement's shifts that shape the frame
   std::unique_ptr<BroadcastPlan<To, No, Mo, Mem>> plan;
   const void* source = nullptr;  // the array the buffer was last filled from (its identity)
 };
@@ -269,7 +276,8 @@ struct BroadcastEntry : CachedMove {
 /// Per-array state of the expression module (impl::slot, Slot::expr).
 template <class T, class Mem>
 struct ExprState {
-  static constexpr std::size_t max_moves = 16;
+  static constexpr std::size_t max_moves = 16;    // entries that move whole operands (temporaries)
+  static constexpr std::size_t max_entries = 64;  // entries of any kind (broadcasts, assign_split's parts)
   std::vector<std::unique_ptr<CachedMove>> moves;
   std::uint64_t clock = 0;
   std::uint64_t epoch = 0;        // the clock when the current assignment began: its entries stay
@@ -293,7 +301,8 @@ bool same_selection(const Selection<N, M>& a, const Selection<N, M>& b) {
 /// `match` accepts and no earlier operand of the current assignment has claimed (unless for the
 /// same `source`; `*filled` then says its temporary is current), else a new one from `make`,
 /// dropping the least recently used entry the current assignment does not read when the cache
-/// is full. Collective when `make` is (the keys hold replicated data only).
+/// is full (max_moves entries that move whole operands, max_entries in all). Collective when
+/// `make` is (the keys hold replicated data only).
 template <class E, class S, class Match, class Make>
 E& find_cached(S& st, const Match& match, const Make& make, const void* source, bool* filled) {
   ++st.clock;
@@ -311,13 +320,22 @@ E& find_cached(S& st, const Match& match, const Make& make, const void* source, 
   std::unique_ptr<E> e = make();
   e->source = source;
   e->used = st.clock;
-  if (st.moves.size() >= S::max_moves) {
+  // the least recently used entry the current assignment does not read (of the whole kind only
+  // when `whole_only`), if any
+  auto evict = [&](bool whole_only) {
     std::size_t oldest = st.moves.size();
     for (std::size_t i = 0; i < st.moves.size(); ++i)
-      if (st.moves[i]->used < st.epoch && (oldest == st.moves.size() || st.moves[i]->used < st.moves[oldest]->used))
+      if (st.moves[i]->used < st.epoch && (!whole_only || st.moves[i]->whole) &&
+          (oldest == st.moves.size() || st.moves[i]->used < st.moves[oldest]->used))
         oldest = i;
     if (oldest < st.moves.size()) st.moves.erase(st.moves.begin() + static_cast<std::ptrdiff_t>(oldest));
+  };
+  if (e->whole) {
+    std::size_t wholes = 0;
+    for (const auto& m : st.moves) wholes += m->whole ? 1 : 0;
+    if (wholes >= S::max_moves) evict(true);
   }
+  if (st.moves.size() >= S::max_entries) evict(false);
   st.moves.push_back(std::move(e));
   return static_cast<E&>(*st.moves.back());
 }
@@ -340,6 +358,7 @@ MoveEntry<To, No, M, Mem, Nd>& find_move(ExprState<Td, Mem>& st, const Array<Td,
   };
   const auto make = [&] {
     auto e = std::make_unique<E>();
+    e->whole = true;
     e->from = src.parent().distribution();
     e->sel = src.selection();
     e->dsel = dsel;
@@ -369,17 +388,24 @@ Box<Mo> broadcast_need(const std::common_type_t<Index<Mo>>& oshape, const Box<M>
 /// The cached broadcast of operand `src` for the target (parent `target`, selection ts, shape
 /// tshape, this rank's box `box`), built on first use (collective over the target's
 /// communicator; the key holds replicated data only, so every rank hits and misses alike). An
-/// entry serves one array per assignment, as in find_move (`source`, `filled`). Collective.
+/// entry serves one array per assignment, as in find_move (`source`, `filled`). `part` (part of
+/// the key): 0 for the rank's whole box; 1 + s for slot s of assign_split's frame, `box` then
+/// being this rank's part (an operand of the target's shape: its part beyond the rank's block
+/// with it), and `frame` (then part of the key too) the statement's smallest and largest shift
+/// along each parent axis, which with the key's distribution and selection fix every rank's
+/// parts (replicated, where the parts themselves are not). Collective.
 template <class To, int Mo, int No, class Mem, class Td, int Nd, int M>
 BroadcastEntry<To, No, Mo, Mem, Nd, M>& find_broadcast(ExprState<Td, Mem>& st, const Array<Td, Nd, Mem>& target,
                                                        const ArrayView<To, Mo, No, Mem>& src,
                                                        const Selection<Nd, M>& ts,
                                                        const std::common_type_t<Index<M>>& tshape, const Box<M>& box,
-                                                       const char* fn, const void* source, bool* filled) {
+                                                       const char* fn, const void* source, bool* filled, int part = 0,
+                                                       const std::array<index_t, 2 * Nd>& frame = {}) {
   using E = BroadcastEntry<To, No, Mo, Mem, Nd, M>;
   const auto match = [&](const E& e) {
-    return e.from == src.parent().distribution() && same_selection(e.sel, src.selection()) && e.oshape == src.shape() &&
-           e.to == target.distribution() && same_selection(e.ts, ts) && e.tshape == tshape;
+    return e.part == part && e.frame == frame && e.from == src.parent().distribution() &&
+           same_selection(e.sel, src.selection()) && e.oshape == src.shape() && e.to == target.distribution() &&
+           same_selection(e.ts, ts) && e.tshape == tshape;
   };
   const auto make = [&] {
     auto e = std::make_unique<E>();
@@ -389,6 +415,8 @@ BroadcastEntry<To, No, Mo, Mem, Nd, M>& find_broadcast(ExprState<Td, Mem>& st, c
     e->to = target.distribution();
     e->ts = ts;
     e->tshape = tshape;
+    e->part = part;
+    e->frame = frame;
     e->plan = std::make_unique<BroadcastPlan<To, No, Mo, Mem>>(
         target.comm(), e->from, e->sel, e->oshape, broadcast_need<Mo>(e->oshape, box), Backend::automatic, fn);
     return e;
@@ -446,7 +474,7 @@ Access classify(const char* fn, const ArrayView<To, M, No, Mem>& o, const Array<
       if (os.map[a] != ts.map[a] || (os.map[a] >= 0 && os.step[a] != ts.step[a])) return Access::moved;
     // Co-indexed: operand index = target index + delta along every parent axis (on a periodic
     // axis, modulo its length: see halo_shift).
-    bool moved = false;
+    bool moved = false, shifted = false;
     for (int a = 0; a < No; ++a) {
       const index_t delta = halo_shift(op.distribution(), a, os.start[a] - ts.start[a]);
       if (delta == 0) continue;
@@ -459,14 +487,31 @@ Access classify(const char* fn, const ArrayView<To, M, No, Mem>& o, const Array<
                                     op.label(), "' no halo along axis ", a,
                                     " to have the operand moved automatically (halo reads read "
                                     "what the halo holds: call spmd::exchange_halo first)"));
-      // no halo along a kept axis, or another plane of a dropped axis: moved, unless the process
-      // grid does not split the axis (every rank's block spans it, so the shift reads the rank's
-      // own block: a NumPy program's `u[1:-1, 2:]` on arrays without a halo is read in place)
-      if (reach > h && op.distribution().dims()[a] > 1) moved = true;
+      // no halo along a kept axis: shifted; another plane of a dropped axis: moved; neither when
+      // the process grid does not split the axis (every rank's block spans it, so the shift reads
+      // the rank's own block: a NumPy program's `u[1:-1, 2:]` on arrays without a halo is read in
+      // place)
+      if (reach > h && op.distribution().dims()[a] > 1) (os.map[a] >= 0 ? shifted : moved) = true;
     }
     if (moved || !op.distribution().same_layout(tp.distribution()) || !(op.comm() == tp.comm())) return Access::moved;
-    return Access::direct;
+    return shifted ? Access::shifted : Access::direct;
   }
+}
+
+/// The view axes along which a `shifted` operand `o` reads beyond its block (bit k for view axis
+/// k: a kept axis the process grid splits, where o's array has no halo and o is shifted against
+/// the target selection ts). From replicated data only. Local.
+template <class To, int No, int M, class Mem, int Nd>
+unsigned shifted_axes(const ArrayView<To, M, No, Mem>& o, const Selection<Nd, M>& ts) {
+  unsigned mask = 0;
+  if constexpr (No == Nd) {
+    const auto& op = o.parent();
+    for (int a = 0; a < No; ++a)
+      if (o.selection().map[a] >= 0 && o.selection().start[a] != ts.start[a] && op.halo()[a] == 0 &&
+          op.distribution().dims()[a] > 1)
+        mask |= 1u << o.selection().map[a];
+  }
+  return mask;
 }
 
 /// The global index range a selection covers along parent axis a, as [lo, hi] (empty: lo > hi).
@@ -604,11 +649,15 @@ struct Alias {
 /// of this rank): classification, moves into cached temporaries (on `exec`), and where each is
 /// read. Returns the binding and fills `alias` (only meaningful when the target is written).
 /// target_name() names the target in errors (called only then).
+///
+/// `verdicts` (K entries, or null): when given, `shifted` operands are left to the caller
+/// (assign_split: a null source is bound for each, and the verdicts are copied out); when null,
+/// they are moved like the operands that must be.
 template <class Exec, class E, class Td, int Nd, class Mem, int M, class Name>
 Binding<M, terminal_count<E>::value> resolve(const Exec& exec, const char* fn, const E& e, const Array<Td, Nd, Mem>& tp,
                                              const Selection<Nd, M>& ts, const std::common_type_t<Index<M>>& tshape,
                                              const Box<M>& box, ExprState<Td, Mem>& st, const Name& target_name,
-                                             Alias& alias) {
+                                             Alias& alias, Access* verdicts = nullptr) {
   constexpr std::size_t K = terminal_count<E>::value;
   std::array<Access, (K > 0 ? K : 1)> how{};
   std::size_t counted = 0;
@@ -624,8 +673,15 @@ Binding<M, terminal_count<E>::value> resolve(const Exec& exec, const char* fn, c
     }
   };
   visit_terminals(e, classify_one);  // all verdicts first: an error leaves nothing half done
+  for (std::size_t t = 0; t < counted; ++t) {
+    if (how[t] == Access::shifted && !verdicts) how[t] = Access::moved;
+    if (verdicts) verdicts[t] = how[t];
+  }
   Binding<M, K> b;
-  for (int d = 0; d < M; ++d) b.origin[d] = box.lo[d];
+  for (int d = 0; d < M; ++d) {
+    b.origin[d] = box.lo[d];
+    b.extent[d] = box.extent(d);
+  }
   alias = Alias{};
   st.epoch = st.clock + 1;
   std::size_t t = 0;
@@ -647,8 +703,12 @@ Binding<M, terminal_count<E>::value> resolve(const Exec& exec, const char* fn, c
     }
     if constexpr (Mo != M) {
       return;  // not reached: an operand of another rank always broadcasts
-    } else if (verdict == Access::direct) {
-      b.push(source_of(o.parent(), halo_selection(o.parent().distribution(), o.selection(), ts), box));
+    } else if (verdict == Access::direct || verdict == Access::shifted) {
+      // a shifted operand's source depends on the part of the box (assign_split binds it)
+      if (verdict == Access::direct)
+        b.push(source_of(o.parent(), halo_selection(o.parent().distribution(), o.selection(), ts), box));
+      else
+        b.push(Source<M>{});
       if constexpr (std::is_same_v<std::decay_t<decltype(o.parent())>, Array<Td, Nd, Mem>>) {
         const auto* mine = tp.local_with_halo().data();
         if (mine && o.parent().local_with_halo().data() == mine && !same_selection(o.selection(), ts) &&
@@ -679,12 +739,274 @@ Binding<M, terminal_count<E>::value> resolve(const Exec& exec, const char* fn, c
   return b;
 }
 
+/// True when every source's last address step is 1.
 template <int M, std::size_t K>
-bool contiguous(const Binding<M, K>& b, const std::common_type_t<Kokkos::Array<index_t, M>>& dst_coef) {
-  if (dst_coef[M - 1] != 1) return false;
+bool sources_contiguous(const Binding<M, K>& b) {
   for (std::size_t t = 0; t < b.count; ++t)
     if (b.sources[t].coef[M - 1] != 1) return false;
   return true;
+}
+/// True when the destination's (dst_coef) and every source's last address step are 1.
+template <int M, std::size_t K>
+bool contiguous(const Binding<M, K>& b, const std::common_type_t<Kokkos::Array<index_t, M>>& dst_coef) {
+  return dst_coef[M - 1] == 1 && sources_contiguous(b);
+}
+
+// ---- parts of a rank's box (assign_split, assign_overlapped) -------------------------------------
+
+/// The frame of J around I, in 2M fixed slots: slot 2a is the slab [J.lo, I.lo) along axis a,
+/// slot 2a + 1 the slab [I.hi, J.hi), each with I's range along the axes before a and J's along
+/// those after. Disjoint, and together with I they cover J, for any I with J.lo <= I.lo <= I.hi
+/// <= J.hi along every axis (an empty I included). Local.
+template <int M>
+std::array<Box<M>, 2 * M> frame_slots(const Box<M>& whole, const Box<M>& inner) {
+  std::array<Box<M>, 2 * M> out;
+  for (int a = 0; a < M; ++a) {
+    Box<M> lo = whole, hi = whole;
+    for (int b = 0; b < a; ++b) {
+      lo.lo[b] = hi.lo[b] = inner.lo[b];
+      lo.hi[b] = hi.hi[b] = inner.hi[b];
+    }
+    lo.hi[a] = inner.lo[a];
+    hi.lo[a] = inner.hi[a];
+    out[2 * a] = lo;
+    out[2 * a + 1] = hi;
+  }
+  return out;
+}
+
+/// The parts of J outside I (frame_slots' non-empty slabs). An empty I gives J itself. Local.
+template <int M>
+std::vector<Box<M>> frame_of(const Box<M>& whole, const Box<M>& inner) {
+  std::vector<Box<M>> out;
+  if (whole.empty()) return out;
+  if (inner.empty()) {
+    out.push_back(whole);
+    return out;
+  }
+  for (const Box<M>& part : frame_slots(whole, inner))
+    if (!part.empty()) out.push_back(part);
+  return out;
+}
+
+/// The element sizes of e's array operands, in binding order. Local.
+template <class E>
+std::array<std::size_t, (terminal_count<E>::value > 0 ? terminal_count<E>::value : 1)> element_sizes(const E& e) {
+  std::array<std::size_t, (terminal_count<E>::value > 0 ? terminal_count<E>::value : 1)> size{};
+  std::size_t t = 0;
+  auto size_of = [&](const auto& o) { size[t++] = sizeof(typename std::decay_t<decltype(o)>::value_type); };
+  visit_terminals(e, size_of);
+  return size;
+}
+
+/// Address offset of the first point of `part` from that of `whole` for address steps `coef`.
+template <int M>
+index_t part_offset(const std::common_type_t<Kokkos::Array<index_t, M>>& coef, const Box<M>& whole,
+                    const Box<M>& part) {
+  index_t off = 0;
+  for (int k = 0; k < M; ++k) off += coef[k] * (part.lo[k] - whole.lo[k]);
+  return off;
+}
+
+/// The binding `b` made for the box `whole`, moved to `part` (inside it): an operand's address of
+/// point k of the part is its address of k + part.lo - whole.lo (`size`: element sizes, from
+/// element_sizes). Null sources stay null. Local.
+template <int M, std::size_t K, class Sizes>
+Binding<M, K> rebased(Binding<M, K> b, const Sizes& size, const Box<M>& whole, const Box<M>& part) {
+  b.next = 0;
+  for (int k = 0; k < M; ++k) {
+    b.origin[k] = part.lo[k];
+    b.extent[k] = part.extent(k);
+  }
+  for (std::size_t s = 0; s < b.count; ++s)
+    if (b.sources[s].data)
+      b.sources[s].data = static_cast<const char*>(b.sources[s].data) +
+                          part_offset(b.sources[s].coef, whole, part) * static_cast<index_t>(size[s]);
+  return b;
+}
+
+/// dst = src over `box` on `exec`, handling a destination read at other positions (`alias`,
+/// from resolve): on the host in place a few units behind (LaggedAssign); on a device into the
+/// state's scratch buffer, then copied back, or (Forms::tiled_alias) in place by tiles of a 2-D
+/// box (TiledAssign). `src_contig`: every source's last address step is 1. `label`: the user's
+/// kernel name or null. Local.
+template <class Exec, class Td, class Mem, int M, class Src>
+void launch_into(const Exec& exec, ExprState<Td, Mem>& st, const DstDev<Td, M>& out, const Src& src, const Box<M>& box,
+                 const Alias& alias, bool src_contig, const char* label) {
+  const bool contig = src_contig && out.coef[M - 1] == 1;
+  if (!alias.aliased) {
+    launch_assign(exec, label ? label : "spmd::expr::assign", out, src, box, contig);
+    return;
+  }
+  if (box.empty()) return;
+  const Forms forms_here = forms<typename Exec::memory_space>();
+  if constexpr (host_accessible<typename Exec::memory_space>()) {
+    if (!forms_here.device_alias) {
+      launch_lagged(exec, st, out, src, box, alias.reach, contig, label);
+      return;
+    }
+  }
+  if (launch_tiled(exec, forms_here, st, out, src, box, alias.reach, alias.reach_last, label)) return;
+  const auto n = static_cast<std::size_t>(box.size());
+  if (st.scratch.extent(0) < n)
+    st.scratch = Kokkos::View<Td*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::expr::scratch"), n);
+  const Kokkos::Array<index_t, M> cc = compact_coef(box);
+  launch_assign(exec, label ? label : "spmd::expr::assign_buffered", DstDev<Td, M>{st.scratch.data(), cc}, src, box,
+                src_contig);
+  launch_assign(exec, "spmd::expr::copy_back", out, TermDev<Td, M>{st.scratch.data(), cc}, box, out.coef[M - 1] == 1);
+}
+
+/// Narrows `inner` (view indices) along the view axes in `axes` to the points at which operand o
+/// reads its rank's own block. Local.
+template <class To, int No, int M, class Mem>
+void narrow_to_own(const ArrayView<To, M, No, Mem>& o, unsigned axes, Box<M>& inner) {
+  const auto& sel = o.selection();
+  const Box<No> own = o.parent().owned();
+  for (int a = 0; a < No; ++a) {
+    const int k = sel.map[a];
+    if (k < 0 || ((axes >> k) & 1u) == 0) continue;
+    const auto iv = affine_interval(sel.start[a], sel.step[a], own.lo[a], own.hi[a]);
+    inner.lo[k] = std::max(inner.lo[k], iv.first);
+    inner.hi[k] = std::min(inner.hi[k], iv.second);
+  }
+}
+
+/// dst = e when some operands are `shifted` (they read beyond their rank's block along split
+/// axes of arrays without a halo: a NumPy program's `u[1:-1, 2:]` on a split grid): this rank's
+/// box J is split into the interior I, where every operand reads its own block and is read in
+/// place, and the frame around it (frame_slots: 2 slabs per axis), where each shifted operand
+/// that reads beyond its block along that slab's axis or a later one is read from a buffer
+/// holding exactly the slab's part of it (a BroadcastPlan per operand and slab: this rank's own
+/// rows copied, the neighbours' received). So a shift moves the rows it reads across a block
+/// edge, not the operand (impl::RegionPlan into a temporary, the way before, copied the whole
+/// grid per operand). The slots, and which operands they buffer, follow from replicated data
+/// only, so every rank applies the same plans in the same order (empty ones included).
+///
+/// Order: every buffer is filled before anything is written (the buffers are snapshots); the
+/// slabs are evaluated (into the scratch buffer when the destination's storage is read at other
+/// positions: NumPy's as-if-through-a-temporary result), then the interior (in place, with the
+/// assignment's own aliasing forms), then the slabs copied back. `b`, `how` and `alias` come
+/// from resolve over J (shifted operands unbound). Collective (the plans).
+template <class Exec, class Td, int M, int Nd, class Mem, class E, std::size_t K, class How>
+void assign_split(const Exec& exec, const ArrayView<Td, M, Nd, Mem>& dst, const E& e, const char* fn,
+                  ExprState<Td, Mem>& st, const Binding<M, K>& b, const How& how, const Alias& alias,
+                  const char* label) {
+  const auto& tp = dst.parent();
+  const auto& ts = dst.selection();
+  const Box<M> box = dst.owned();
+  constexpr std::size_t KA = K > 0 ? K : 1;
+  // the interior: where every shifted operand reads its own block (clamped into J, so that the
+  // frame's slots partition J even when it is empty)
+  std::array<unsigned, KA> axes{};  // per operand: the view axes it reads beyond its block along
+  unsigned active = 0;
+  Box<M> inner = box;
+  // the smallest and largest shift along each parent axis (0 without one): with the destination's
+  // distribution and selection they fix every rank's interior and slabs (the cache's key)
+  std::array<index_t, 2 * Nd> frame{};
+  {
+    std::size_t t = 0;
+    auto narrow = [&](const auto& o) {
+      const std::size_t i = t++;
+      if constexpr (std::decay_t<decltype(o)>::rank == M) {
+        if (how[i] != Access::shifted) return;
+        axes[i] = shifted_axes(o, ts);
+        active |= axes[i];
+        narrow_to_own(o, axes[i], inner);
+        if constexpr (std::decay_t<decltype(o.parent())>::rank == Nd) {  // (braced: nvcc 13 needs it)
+          for (int a = 0; a < Nd; ++a) {
+            const index_t delta = o.selection().start[a] - ts.start[a];
+            frame[2 * a] = std::min(frame[2 * a], delta);
+            frame[2 * a + 1] = std::max(frame[2 * a + 1], delta);
+          }
+        }
+      }
+    };
+    visit_terminals(e, narrow);
+  }
+  for (int k = 0; k < M; ++k) {
+    inner.lo[k] = std::min(std::max(inner.lo[k], box.lo[k]), box.hi[k]);
+    inner.hi[k] = std::max(std::min(inner.hi[k], box.hi[k]), inner.lo[k]);
+  }
+  const std::array<Box<M>, 2 * M> slots = frame_slots(box, inner);
+  // the buffers, slot by slot (the slots along axes no operand is shifted on are empty on every
+  // rank); an operand reads beyond its block in slot 2k or 2k + 1 only along axis k or later
+  std::array<std::array<Source<M>, KA>, 2 * M> buffered{};
+  {
+    const Region region("spmd::expr::shift");
+    for (int s = 0; s < 2 * M; ++s) {
+      const int k = s / 2;
+      if (((active >> k) & 1u) == 0) continue;
+      std::size_t t = 0;
+      auto fill = [&](const auto& o) {
+        const std::size_t i = t++;
+        if constexpr (std::decay_t<decltype(o)>::rank == M) {
+          if (how[i] != Access::shifted || (axes[i] >> k) == 0) return;
+          bool filled = false;
+          auto& m = find_broadcast(st, tp, o, ts, dst.shape(), slots[static_cast<std::size_t>(s)], fn,
+                                   &slot(o.parent(), Slot::expr), &filled, 1 + s, frame);
+          if (!filled) m.plan->apply(exec, o.parent());
+          Source<M>& src = buffered[static_cast<std::size_t>(s)][i];
+          src.data = m.plan->data();
+          for (int d = 0; d < M; ++d) src.coef[d] = o.shape()[d] == 1 ? 0 : m.plan->dcoef()[d];
+        }
+      };
+      visit_terminals(e, fill);
+    }
+  }
+  if (box.empty()) return;
+  const auto size = element_sizes(e);
+  // the binding of a part: b moved to it, the shifted operands read from the slot's buffers
+  // (s >= 0) or in place
+  auto part_binding = [&](const Box<M>& part, int s) {
+    Binding<M, K> c = rebased(b, size, box, part);
+    std::size_t t = 0;
+    auto bind_shifted = [&](const auto& o) {
+      const std::size_t i = t++;
+      if constexpr (std::decay_t<decltype(o)>::rank == M) {
+        if (how[i] != Access::shifted) return;
+        if (s >= 0 && (axes[i] >> (s / 2)) != 0)
+          c.sources[i] = buffered[static_cast<std::size_t>(s)][i];
+        else
+          c.sources[i] = source_of(o.parent(), halo_selection(o.parent().distribution(), o.selection(), ts), part);
+      }
+    };
+    visit_terminals(e, bind_shifted);
+    return c;
+  };
+  const Source<M> d = source_of(tp, ts, box);
+  auto out_of = [&](const Box<M>& part) {
+    return DstDev<Td, M>{static_cast<Td*>(const_cast<void*>(d.data)) + part_offset(d.coef, box, part), d.coef};
+  };
+  const char* boundary = label ? label : "spmd::expr::assign_boundary";
+  if (alias.aliased && st.scratch.extent(0) < static_cast<std::size_t>(box.size()))
+    st.scratch = Kokkos::View<Td*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::expr::scratch"),
+                                        static_cast<std::size_t>(box.size()));
+  // the slabs (after the interior's part of the scratch buffer when it is used)
+  index_t off = inner.size();
+  for (int s = 0; s < 2 * M; ++s) {
+    const Box<M>& part = slots[static_cast<std::size_t>(s)];
+    if (part.empty()) continue;
+    Binding<M, K> c = part_binding(part, s);
+    if (alias.aliased) {
+      launch_assign(exec, boundary, DstDev<Td, M>{st.scratch.data() + off, compact_coef(part)}, bind(e, c), part,
+                    sources_contiguous(c));
+      off += part.size();
+    } else {
+      launch_assign(exec, boundary, out_of(part), bind(e, c), part, contiguous(c, d.coef));
+    }
+  }
+  if (!inner.empty()) {
+    Binding<M, K> c = part_binding(inner, -1);
+    launch_into(exec, st, out_of(inner), bind(e, c), inner, alias, sources_contiguous(c), label);
+  }
+  if (!alias.aliased) return;
+  off = inner.size();
+  for (const Box<M>& part : slots) {
+    if (part.empty()) continue;
+    launch_assign(exec, "spmd::expr::copy_back", out_of(part),
+                  TermDev<Td, M>{st.scratch.data() + off, compact_coef(part)}, part, d.coef[M - 1] == 1);
+    off += part.size();
+  }
 }
 
 /// dst = e on `exec`, dst a view (see expr.hpp's file comment). `state`: the cache to use
@@ -716,41 +1038,26 @@ void assign_expr(const Exec& exec, const ArrayView<Td, M, Nd, Mem>& dst, const E
   // A view of another array that cannot be read in place: one plan straight into the destination.
   auto name = [&] { return "destination " + dst.describe(); };
   if constexpr (is_view<E>::value && std::is_same_v<typename E::value_type, Td> && E::rank == M) {
-    if (!stretched && classify(fn, e, tp, dst.selection(), name) == Access::moved) {
+    if (!stretched && classify(fn, e, tp, dst.selection(), name) != Access::direct) {
       st.epoch = st.clock + 1;
       const Region region("spmd::expr::move");
       find_move(st, tp, e, dst.selection(), fn).plan->apply(exec, tp, e.parent());
       return;
     }
   }
+  constexpr std::size_t K = terminal_count<E>::value;
+  std::array<Access, (K > 0 ? K : 1)> how{};
   Alias alias;
-  auto b = resolve(exec, fn, e, tp, dst.selection(), dst.shape(), box, st, name, alias);
-  const auto src = bind(e, b);
-  Source<M> d = source_of(tp, dst.selection(), box);
-  DstDev<Td, M> out{static_cast<Td*>(const_cast<void*>(d.data)), d.coef};
-  if (!alias.aliased) {
-    launch_assign(exec, label ? label : "spmd::expr::assign", out, src, box, contiguous(b, d.coef));
-    return;
-  }
-  if (box.empty()) return;
-  // The destination's storage is read at other positions. On the host: in place, a few units
-  // behind (LaggedAssign); on a device: into a buffer, then copied back, or (Forms::tiled_alias)
-  // in place by tiles of a 2-D box (TiledAssign).
-  const Forms forms_here = forms<typename Exec::memory_space>();
-  if constexpr (host_accessible<typename Exec::memory_space>()) {
-    if (!forms_here.device_alias) {
-      launch_lagged(exec, st, out, src, box, alias.reach, contiguous(b, d.coef), label);
+  auto b = resolve(exec, fn, e, tp, dst.selection(), dst.shape(), box, st, name, alias, how.data());
+  for (std::size_t t = 0; t < b.count; ++t)
+    if (how[t] == Access::shifted) {
+      assign_split(exec, dst, e, fn, st, b, how, alias, label);
       return;
     }
-  }
-  if (launch_tiled(exec, forms_here, st, out, src, box, alias.reach, alias.reach_last, label)) return;
-  const auto n = static_cast<std::size_t>(box.size());
-  if (st.scratch.extent(0) < n)
-    st.scratch = Kokkos::View<Td*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::expr::scratch"), n);
-  const Kokkos::Array<index_t, M> cc = compact_coef(box);
-  launch_assign(exec, label ? label : "spmd::expr::assign_buffered", DstDev<Td, M>{st.scratch.data(), cc}, src, box,
-                contiguous(b, cc));
-  launch_assign(exec, "spmd::expr::copy_back", out, TermDev<Td, M>{st.scratch.data(), cc}, box, d.coef[M - 1] == 1);
+  const auto src = bind(e, b);
+  const Source<M> d = source_of(tp, dst.selection(), box);
+  launch_into(exec, st, DstDev<Td, M>{static_cast<Td*>(const_cast<void*>(d.data)), d.coef}, src, box, alias,
+              sources_contiguous(b), label);
 }
 
 /// Binds `e` for a reduction on this rank against the array operand `anchor` (of e's shape: its

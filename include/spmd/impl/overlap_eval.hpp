@@ -23,31 +23,6 @@
 
 namespace spmd::impl {
 
-/// The parts of J outside I: for axis a, the slabs [J.lo, I.lo) and [I.hi, J.hi) along a, with
-/// I's range along the axes before a and J's along those after (disjoint; together with I they
-/// cover J). An empty I gives J itself. Local.
-template <int M>
-std::vector<Box<M>> frame_of(const Box<M>& whole, const Box<M>& inner) {
-  std::vector<Box<M>> out;
-  if (whole.empty()) return out;
-  if (inner.empty()) {
-    out.push_back(whole);
-    return out;
-  }
-  for (int a = 0; a < M; ++a) {
-    Box<M> lo = whole, hi = whole;
-    for (int b = 0; b < a; ++b) {
-      lo.lo[b] = hi.lo[b] = inner.lo[b];
-      lo.hi[b] = hi.hi[b] = inner.hi[b];
-    }
-    lo.hi[a] = inner.lo[a];
-    hi.lo[a] = inner.hi[a];
-    if (!lo.empty()) out.push_back(lo);
-    if (!hi.empty()) out.push_back(hi);
-  }
-  return out;
-}
-
 /// The points of `box` (destination view indices) at which no in-place operand of `e` reads
 /// outside its array's owned block. From replicated data and this rank's boxes only. Local (the
 /// classification's errors are collective).
@@ -98,11 +73,7 @@ void assign_overlapped(const Exec& exec, Pending& pending, const ArrayView<Td, M
     Alias alias;
     const Binding<M, K> b = resolve(exec, fn, e, tp, dst.selection(), dst.shape(), box, st, name, alias);
     const Box<M> inner = interior_of(fn, e, tp, dst.selection(), dst.shape(), box, name);
-    // element sizes of the operands, in binding order
-    std::array<std::size_t, (K > 0 ? K : 1)> size{};
-    std::size_t t = 0;
-    auto size_of = [&](const auto& o) { size[t++] = sizeof(typename std::decay_t<decltype(o)>::value_type); };
-    visit_terminals(e, size_of);
+    const auto size = element_sizes(e);
     const Source<M> d = source_of(tp, dst.selection(), box);
     // through the buffer when the destination is read elsewhere or is being exchanged
     const bool buffered = alias.aliased || pending.touches(tp.local_with_halo().data());
@@ -110,27 +81,18 @@ void assign_overlapped(const Exec& exec, Pending& pending, const ArrayView<Td, M
     const Kokkos::Array<index_t, M> cc = compact_coef(box);
     if (buffered && st.scratch.extent(0) < n)
       st.scratch = Kokkos::View<Td*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spmd::expr::scratch"), n);
-    auto offset = [&](const Kokkos::Array<index_t, M>& coef, const Box<M>& part) {
-      index_t off = 0;
-      for (int k = 0; k < M; ++k) off += coef[k] * (part.lo[k] - box.lo[k]);
-      return off;
-    };
     auto run = [&](const Box<M>& part, const char* name_of_part) {
       if (part.empty()) return;
-      Binding<M, K> c = b;
-      c.next = 0;
-      for (int k = 0; k < M; ++k) c.origin[k] = part.lo[k];
-      for (std::size_t s = 0; s < c.count; ++s)
-        c.sources[s].data = static_cast<const char*>(c.sources[s].data) +
-                            offset(c.sources[s].coef, part) * static_cast<index_t>(size[s]);
+      Binding<M, K> c = rebased(b, size, box, part);
       const auto src = bind(e, c);
       if (buffered)
-        launch_assign(exec, name_of_part, DstDev<Td, M>{st.scratch.data() + offset(cc, part), cc}, src, part,
+        launch_assign(exec, name_of_part, DstDev<Td, M>{st.scratch.data() + part_offset(cc, box, part), cc}, src, part,
                       contiguous(c, cc));
       else
-        launch_assign(exec, name_of_part,
-                      DstDev<Td, M>{static_cast<Td*>(const_cast<void*>(d.data)) + offset(d.coef, part), d.coef}, src,
-                      part, contiguous(c, d.coef));
+        launch_assign(
+            exec, name_of_part,
+            DstDev<Td, M>{static_cast<Td*>(const_cast<void*>(d.data)) + part_offset(d.coef, box, part), d.coef}, src,
+            part, contiguous(c, d.coef));
     };
     run(inner, label ? label : "spmd::expr::assign_interior");
     pending.end(exec);
