@@ -153,6 +153,15 @@ Runtime::Runtime(int& argc, char**& argv) {
     if (std::strncmp(argv[i], "--kokkos-", 9) != 0) argv[out++] = argv[i];
   argc = out;
   argv[argc] = nullptr;
+  // The world's NCCL communicator (device data moves through NCCL between GPUs by default) is
+  // made here, beside MPI and the GPUs, not inside the first statement that moves device data:
+  // ncclCommInitRank took 0.7 s on two H200s, which a user's timer around the first iteration
+  // measured (a NumPy program at 2 GPUs: 28 G points/s where 105 without it). Not when
+  // SPMD_BACKEND keeps device data off NCCL. Collective over MPI_COMM_WORLD, like the rest.
+  if (SPMD_HAVE_NCCL && device_id_ >= 0 && world_->size() > 1) {
+    const Backend env = impl::env_backend();
+    if (env == Backend::automatic || env == Backend::nccl) (void)impl::nccl_usable(*world_);
+  }
   if (log_view_) {
     impl::profiling::reset();
     impl::profiling::set_recording(true);
