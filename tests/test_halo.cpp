@@ -182,8 +182,9 @@ TEST(Halo, BackendChoice) {
   // host memory: MPI reads it directly, unless SPMD_BACKEND=ipc forces the shared-memory channel
   EXPECT_EQ(host_plan.backend(), env == spmd::Backend::ipc ? spmd::Backend::ipc : spmd::Backend::mpi);
   EXPECT_FALSE(host_plan.staged());
-  // device memory, automatic: one rank never needs NCCL; several on one node with peer access use
-  // ipc; a host build uses MPI
+  // device memory, automatic: one rank never needs NCCL; several use NCCL when it can run (one GPU
+  // each), else ipc on one node with peer access, else MPI (impl::resolve_plan_backend's order,
+  // docs/architecture.md); a host build uses MPI
   spmd::HaloExchange<double, 1> auto_plan(d, Pattern::face, {1}, spmd::Backend::automatic);
   if (env == spmd::Backend::automatic) {
     if (spmd::impl::host_accessible<spmd::DefaultMemorySpace>() || world().size() == 1) {
@@ -192,7 +193,7 @@ TEST(Halo, BackendChoice) {
       const auto b = spmd::testing::backends();
       const bool ipc = std::find(b.begin(), b.end(), spmd::Backend::ipc) != b.end();
       const bool nccl = std::find(b.begin(), b.end(), spmd::Backend::nccl) != b.end();
-      EXPECT_EQ(auto_plan.backend(), ipc ? spmd::Backend::ipc : (nccl ? spmd::Backend::nccl : spmd::Backend::mpi));
+      EXPECT_EQ(auto_plan.backend(), nccl ? spmd::Backend::nccl : (ipc ? spmd::Backend::ipc : spmd::Backend::mpi));
     }
   } else {
     EXPECT_EQ(auto_plan.backend(), env);
