@@ -1,4 +1,5 @@
 #include "spmd/impl/backend.hpp"
+#include "backend_private.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -231,6 +233,25 @@ void* nccl_comm(const Comm& comm) {
   if (!s.usable) throw Error::replicated("spmd: NCCL is not usable on this communicator (two ranks share a GPU)");
   return s.comm;
 }
+void nccl_connect_ring(const Comm& comm) {
+  if (!nccl_usable(comm) || comm.size() < 2) return;
+  const int p = comm.size(), me = comm.rank();
+  const int next = (me + 1) % p, prev = (me + p - 1) % p;
+  void* raw = nullptr;
+  check_cuda(cudaMalloc(&raw, 4), "cudaMalloc");
+  const std::unique_ptr<void, void (*)(void*)> buf(raw, [](void* q) { (void)cudaFree(q); });
+  cudaStream_t raw_stream = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&raw_stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  const std::unique_ptr<CUstream_st, void (*)(cudaStream_t)> stream(raw_stream,
+                                                                    [](cudaStream_t q) { (void)cudaStreamDestroy(q); });
+  char* b = static_cast<char*>(buf.get());
+  // one byte each way to each ring neighbour (at two ranks the one neighbour, both ways)
+  const P2P sends[2] = {{b, 1, next}, {b + 1, 1, prev}};
+  const P2P recvs[2] = {{b + 2, 1, prev}, {b + 3, 1, next}};
+  const int n = p > 2 ? 2 : 1;
+  nccl_exchange(comm, stream.get(), sends, n, recvs, n);
+  check_cuda(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize");
+}
 #else
 bool nccl_usable(const Comm&) {
   return false;
@@ -241,6 +262,7 @@ void* nccl_comm(const Comm&) {
 void nccl_exchange(const Comm&, void*, const P2P*, int, const P2P*, int) {
   throw Error::replicated("spmd: built without NCCL");
 }
+void nccl_connect_ring(const Comm&) {}
 void nccl_allreduce(const Comm&, void*, void*, std::size_t, Kind, Op) {
   throw Error::replicated("spmd: built without NCCL");
 }

@@ -6,6 +6,7 @@
 #endif
 
 #include "spmd/impl/backend.hpp"
+#include "backend_private.hpp"
 #include "spmd/impl/profiling.hpp"
 
 #include <chrono>
@@ -154,13 +155,14 @@ Runtime::Runtime(int& argc, char**& argv) {
   argc = out;
   argv[argc] = nullptr;
   // The world's NCCL communicator (device data moves through NCCL between GPUs by default) is
-  // made here, beside MPI and the GPUs, not inside the first statement that moves device data:
-  // ncclCommInitRank took 0.7 s on two H200s, which a user's timer around the first iteration
-  // measured (a NumPy program at 2 GPUs: 28 G points/s where 105 without it). Not when
-  // SPMD_BACKEND keeps device data off NCCL. Collective over MPI_COMM_WORLD, like the rest.
+  // made here, beside MPI and the GPUs, and each rank connected to its ring neighbours, not
+  // inside the first statement that moves device data: the two took 0.72 s on two H200s, which
+  // a user's timer around the first iteration measured (a NumPy program at 2 GPUs: 28 G points/s
+  // where 105 without them). Not when SPMD_BACKEND keeps device data off NCCL. Collective over
+  // MPI_COMM_WORLD, like the rest.
   if (SPMD_HAVE_NCCL && device_id_ >= 0 && world_->size() > 1) {
     const Backend env = impl::env_backend();
-    if (env == Backend::automatic || env == Backend::nccl) (void)impl::nccl_usable(*world_);
+    if (env == Backend::automatic || env == Backend::nccl) impl::nccl_connect_ring(*world_);
   }
   if (log_view_) {
     impl::profiling::reset();

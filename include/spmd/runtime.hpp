@@ -14,8 +14,9 @@ namespace spmd {
 ///
 /// In a GPU build each rank takes one GPU, chosen by its node-local rank. When a node has more
 /// ranks than GPUs the constructor throws, unless sharing is allowed with `--spmd-share-gpus` or
-/// SPMD_SHARE_GPUS=1. With NCCL and several ranks it also makes world()'s NCCL communicator
-/// (unless SPMD_BACKEND=mpi|ipc), so that the first statement moving device data does not. Options it understands (removed from argv, so apps never see them):
+/// SPMD_SHARE_GPUS=1. With NCCL and several ranks it also makes world()'s NCCL communicator and
+/// connects each rank to its ring neighbours (unless SPMD_BACKEND=mpi|ipc), so that the first
+/// statement moving device data does not. Options it understands (removed from argv, so apps never see them):
 ///   --spmd-share-gpus      let several ranks of a node share a GPU (or SPMD_SHARE_GPUS=1)
 ///   --spmd-log-view        record the library's profiling regions and print a summary from
 ///                          rank 0 when the Runtime is destroyed (or SPMD_LOG_VIEW=1; one rank
