@@ -15,7 +15,9 @@ host build and 1000 on a device build as CuPy's latency figures; statements time
 spmdarray.synchronize() after them, as CuPy's with the device's): a lazy node (s1 + s2), the fused
 5-operand assignment (with its program cached, compiled every time, and not waited for) with its
 breakdown, o += 0.5 * s1, float(spmdarray.dot(x, x)), float(spmdarray.sum(x * y)), and the C++
-fused assignment (fenced) and spmd::dot to the host on the same small arrays.
+fused assignment (fenced) and spmd::dot to the host on the same small arrays; the CFD example's
+boundary copies (a wall row, a periodic column) and a whole-array copy Q[...] = P on 2-D arrays of
+about as many points a rank. Also out[...] = a over the large arrays (GB/s, 16 bytes a point).
 
 Peer (a device build with CuPy importable, unless --no-peer): the same statements on CuPy in the
 same process: a hand-fused ElementwiseKernel over the large arrays (device time), and host-timed
@@ -112,6 +114,15 @@ def main():
         cpp_time += sa._core.bench_cpp_fused5([out._h, a._h, b._h, c._h, d._h, e._h], 1)
     expr_time, cpp_time = expr_time[2:], cpp_time[2:]
     assert np.allclose(out[::max(1, n // 7)].gather(), 3.0)
+    copy_time = []  # out[...] = a: whole arrays of one distribution (the storage copied)
+    for _ in range(reps + 2):
+        comm.barrier()
+        t0 = time.perf_counter()
+        out[...] = a
+        sa.synchronize()
+        copy_time.append(time.perf_counter() - t0)
+    copy_time = copy_time[2:]
+    assert np.allclose(out[::max(1, n // 7)].gather(), 1.0)
     del a, b, c, d, e, out
     tp, tc = statistics.median(expr_time), statistics.median(cpp_time)
     gb = 48.0 * n / 1e9
@@ -139,7 +150,8 @@ def main():
     statement()  # compiled once, then cached
     r = {"ranks": comm.size, "points_a_rank": n, "repetitions": reps, "small_points_a_rank": small_n,
          "execution_space": sa._core.execution_space(), "python_fused5_s": tp, "cpp_fused5_s": tc,
-         "python_fused5_gbs": gb / tp, "cpp_fused5_gbs": gb / tc, "ratio_cpp_over_python": tc / tp}
+         "python_fused5_gbs": gb / tp, "cpp_fused5_gbs": gb / tc, "ratio_cpp_over_python": tc / tp,
+         "python_copy_s": statistics.median(copy_time), "python_copy_gbs": 16.0 * n / 1e9 / statistics.median(copy_time)}
     # first the statements as a program runs them (no expression held: the write barrier's fast test)
     r["node_us"] = batches(lambda: s1 + s2, m) * 1e6
     r["statement_us"] = batches(statement, m) * 1e6
@@ -150,6 +162,26 @@ def main():
     r["synchronize_us"] = batches(sync, m) * 1e6
     r["cpp_statement_us"] = statistics.median(sa._core.bench_cpp_fused5([s._h for s in small], 200)) * 1e6
     r["cpp_dot_to_host_us"] = statistics.median(sa._core.bench_cpp_dot(s1._h, s2._h, 500)) * 1e6
+    # the CFD example's boundary copies (a wall row, a periodic column) and a whole-array copy, on
+    # 2-D arrays of about the same points a rank (rows split across ranks)
+    side = max(2, int(round(small_n ** 0.5)))
+    P, Q = sa.full((side * comm.size, side), 1.0), sa.zeros((side * comm.size, side))
+
+    def wall():
+        P[-1, :] = P[-2, :]
+        sync()
+
+    def column():
+        P[:, 0] = P[:, -2]
+        sync()
+
+    def whole():
+        Q[...] = P
+        sync()
+
+    r["wall_copy_us"] = batches(wall, m) * 1e6
+    r["column_copy_us"] = batches(column, m) * 1e6
+    r["whole_copy_us"] = batches(whole, m) * 1e6
     r["statement_uncached_us"] = batches(lambda: (statement(), sa._PROGRAMS.clear()), m // 4) * 1e6
     statement()
     # then the parts, on a tree held here
@@ -174,6 +206,7 @@ def main():
             t = r["cupy_fused5_large_s"]
             print(f"cupy    ElementwiseKernel (device time): median {t * 1e3:8.3f} ms  {gb / t:7.2f} GB/s")
         print(f"ratio (C++ time / Python time): {tc / tp:.3f}")
+        print(f"python  out[...] = a: median {r['python_copy_s'] * 1e3:8.3f} ms  {r['python_copy_gbs']:7.2f} GB/s a rank")
         print(f"{small_n}-point arrays, us a call (host-timed medians):")
         rows = [("lazy node s1 + s2", "node_us", None),
                 ("o[...] = 0.2*(s1+...+s5)", "statement_us", "cupy_statement_us"),
@@ -187,7 +220,10 @@ def main():
                 ("o += 0.5*s1", "iadd_us", "cupy_iadd_us"),
                 ("float(dot(x, y))", "dot_to_host_us", "cupy_dot_to_host_us"),
                 ("  C++ spmd::dot(x, y)", "cpp_dot_to_host_us", None),
-                ("float(sum(x * y))", "sum_product_to_host_us", "cupy_sum_product_to_host_us")]
+                ("float(sum(x * y))", "sum_product_to_host_us", "cupy_sum_product_to_host_us"),
+                (f"CFD wall P[-1, :] = P[-2, :] ({side}^2 a rank)", "wall_copy_us", None),
+                ("CFD column P[:, 0] = P[:, -2]", "column_copy_us", None),
+                ("whole Q[...] = P", "whole_copy_us", None)]
         for label, k, pk in rows:
             tail = f"   cupy {r[pk]:7.1f}" if pk in r else ""
             print(f"  {label:40s} {r[k]:7.1f}{tail}")

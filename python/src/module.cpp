@@ -274,6 +274,13 @@ NB_MODULE(_core, m) {
   // dst's holder alone
   m.def("copy_parent",
         [](const Holder& src, const Holder& dst) { return copy_parent_into(*src.parent, dst.parent, 1); });
+  // dst[...] = src for two whole arrays of one type and distribution: a copy of the rank's storage,
+  // halo and halo flag included (its halo then holds what a fresh exchange would, or is stale as
+  // src's is; outside the global domain nothing reads it). False, nothing done, otherwise
+  m.def("copy_whole", [](const Holder& src, const Holder& dst) {
+    if (!src.whole() || !dst.whole()) return false;
+    return copy_parent_into(*src.parent, dst.parent, dst.parent.use_count());
+  });
   m.def("exchange_halo", [](const Holder& h) { exchange_parent_halo(*h.parent); });
   m.def("gather_whole", [](const Holder& h, HostArray out) {
     if (!h.whole()) throw Error::replicated("spmdarray: internal error: gather_whole of a view");

@@ -253,3 +253,51 @@ def test_views_keep_their_selection(rng):
         np.testing.assert_array_equal(vv.gather(), rr)
         assert vv._geometry()[:4] == (tuple(vv._h.start), tuple(vv._h.step), tuple(vv._h.map), tuple(vv._h.shape))
         assert vv._k == _expr.leaf_key(sa.ndarray(vv._h))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.bool_])
+def test_whole_copy(rng, dtype):
+    """q[...] = p for whole arrays of one type and distribution copies the rank's storage (no
+    program), halo flag included: a shifted read of q afterwards sees p's values, whether p's halo
+    was fresh or stale (its halo then holds older values); views of q see the copy; a tree built on q before the copy keeps q's old
+    values; another distribution or dtype takes the program, with the same results."""
+    shape = (17, 12)
+    x = data(rng, shape, dtype)
+    y = data(rng, shape, dtype)
+    for p_stale in (False, True):
+        p, q = sa.array(-y if np.dtype(dtype).kind != "b" else ~y, halo=1), sa.array(y, halo=1)
+        p.exchange_halo()
+        q.exchange_halo()
+        if p_stale:  # new values through a program (another distribution): p's halo is stale
+            p[...] = sa.array(x)
+            assert p._h.halo_stale
+        else:
+            p[...] = sa.array(x)
+            p.exchange_halo()
+        v = q[2:5, ::3]  # a view of q, made before the copy
+        sa._PROGRAMS.clear()
+        q[...] = p
+        assert len(sa._PROGRAMS) == 0  # no program compiled: the storage was copied
+        assert q._h.halo_stale == p_stale
+        np.testing.assert_array_equal(q.gather(), x)
+        np.testing.assert_array_equal(v.gather(), x[2:5, ::3])
+        if np.dtype(dtype).kind != "b":  # shifted reads through q's halo (across ranks at 2+)
+            r = sa.zeros(shape, dtype, halo=1)  # q's distribution: q is read in place
+            r[1:-1, 1:-1] = q[2:, 1:-1] - q[:-2, 1:-1] + q[1:-1, 2:]
+            np.testing.assert_array_equal(r.gather()[1:-1, 1:-1], x[2:, 1:-1] - x[:-2, 1:-1] + x[1:-1, 2:])
+    if np.dtype(dtype).kind != "b":
+        # a lazy tree on q, built before the write, keeps q's old values
+        p, q = sa.array(x), sa.array(y)
+        t = q + q
+        q[...] = p
+        np.testing.assert_array_equal(q.gather(), x)
+        r = sa.zeros(shape, dtype)
+        r[...] = t
+        np.testing.assert_array_equal(r.gather(), y + y)
+    # another halo width, another dtype: not the storage copy; the same values
+    p, q = sa.array(x, halo=1), sa.array(y)
+    q[...] = p
+    np.testing.assert_array_equal(q.gather(), x)
+    w = sa.array(y.astype(np.float32))
+    w[...] = p
+    np.testing.assert_array_equal(w.gather(), x.astype(np.float32))
