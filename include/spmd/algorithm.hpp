@@ -101,24 +101,31 @@ void fill(const Array<T, N, M>& a, const typename Array<T, N, M>::value_type& v)
 /// as Kokkos::deep_copy): the two distributed alike (halos may differ; with equal halo widths
 /// the halo is copied too, as one contiguous copy); `src` may live in another memory space (a
 /// device array into a host one). On `exec` it is asynchronous, like Kokkos::deep_copy with an
-/// instance; without one it runs on a default instance of dst's execution space and, across
-/// memory spaces, returns once the copy is complete (dst readable at once). Local (throws the
-/// same spmd::Error on every rank for arrays not distributed alike). For any two layouts, write
-/// `dst = src` or spmd::assign(dst, src) (Collective).
+/// instance, and ordered after work on `exec` only: across memory spaces with a host `exec`,
+/// fence the device's work on the other array first (Kokkos copies on its own stream). Without an
+/// instance it runs on a default instance of dst's execution space, or across memory spaces of the
+/// device's side (so after the kernels queued there that wrote `src` or read `dst`), and returns
+/// once the copy is complete (dst readable at once). Local (throws the same spmd::Error on every
+/// rank for arrays not distributed alike). For any two layouts, write `dst = src` or
+/// spmd::assign(dst, src) (Collective).
 template <class T, int N, class M, class M2>
 void copyto(const typename M::execution_space& exec, const Array<T, N, M>& dst, const Array<T, N, M2>& src) {
-  impl::check_same_layout("spmd::copyto", dst, src);
-  if (dst.local_with_halo().data() == src.local_with_halo().data()) return;
-  if (dst.halo() == src.halo())
-    Kokkos::deep_copy(exec, dst.local_with_halo(), src.local_with_halo());
-  else
-    Kokkos::deep_copy(exec, dst.local(), src.local());
+  impl::copy_owned(exec, dst, src);
 }
 template <class T, int N, class M, class M2>
 void copyto(const Array<T, N, M>& dst, const Array<T, N, M2>& src) {
-  const typename M::execution_space exec;
-  copyto(exec, dst, src);
-  if constexpr (!std::is_same_v<M, M2>) impl::fence(exec, "spmd::copyto: across memory spaces");
+  if constexpr (std::is_same_v<M, M2>) {
+    impl::copy_owned(typename M::execution_space(), dst, src);
+  } else {
+    // On the side the host cannot read (a host instance would copy on Kokkos' own deep-copy
+    // stream, unordered with the device's kernels: a device array's values read before the kernel
+    // that wrote them had run, seen on an H200 shared by two ranks)
+    using E =
+        std::conditional_t<impl::host_accessible<M2>(), typename M::execution_space, typename M2::execution_space>;
+    const E exec;
+    impl::copy_owned(exec, dst, src);
+    impl::fence(exec, "spmd::copyto: across memory spaces");
+  }
 }
 ///@}
 

@@ -28,6 +28,19 @@ void check_same_layout(const char* fn, const Array<T, N, M>& a, const Rest&... r
   (one(rest), ...);
 }
 
+/// spmd::copyto on `exec` (any execution space that may order the copy): the owned values, or the
+/// whole local storage when the halo widths agree. Local (throws the same spmd::Error on every
+/// rank for arrays not distributed alike).
+template <class Exec, class T, int N, class M, class M2>
+void copy_owned(const Exec& exec, const Array<T, N, M>& dst, const Array<T, N, M2>& src) {
+  check_same_layout("spmd::copyto", dst, src);
+  if (dst.local_with_halo().data() == src.local_with_halo().data()) return;
+  if (dst.halo() == src.halo())
+    Kokkos::deep_copy(exec, dst.local_with_halo(), src.local_with_halo());
+  else
+    Kokkos::deep_copy(exec, dst.local(), src.local());
+}
+
 template <int N>
 std::array<int, N> owned_extents(const Box<N>& b) {
   std::array<int, N> e{};
