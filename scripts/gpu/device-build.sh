@@ -24,8 +24,11 @@
 # Environment: SPMD_JOBS, SPMD_DEV_ROOT, SPMD_DEV_TARGETS (build only these targets; the pack
 # then holds what exists), SPMD_DEV_PACK_ONLY=1 (pack the existing build), SPMD_DEV_CMAKE_ARGS
 # (more configure arguments, split at spaces), SPMD_DEV_PACK_EXCLUDE (paths under the build left
-# out of the pack, split at spaces, e.g. "tests/test_io apps/cfd": two packs of one build when
-# the whole does not fit a device call's 64 MiB), SPMD_DEV_PYTHON (a folder holding the GPU image's
+# out of the pack, split at spaces, tar's wildcards allowed, e.g. "tests/test_io apps/cfd perf/*":
+# two packs of one build when the whole does not fit a device call's 64 MiB; a build of every
+# target packs to ~89 MB, so split it, e.g. the solver programs (apps/cg_solver tests/test_solvers
+# tests/test_preconditioners tests/test_krylov perf/bench_cg, ~37 MB) apart from the rest, and keep
+# tests/libspmd_test_yield.so and apps/libspmd_comm_probe.so in both: the CLI and soak tests preload them), SPMD_DEV_PYTHON (a folder holding the GPU image's
 # Python headers, python3.X/ and x86_64-linux-gnu/python3.X/, fetched once by a device call as
 # docs/gpu.md says: the Python extension is then built for that interpreter, with this machine's
 # nanobind; SPMD_DEV_PYTHON_SOABI overrides the SOABI read from the folder's name).
@@ -51,7 +54,14 @@ mkdir -p "$dev/src" "$dev/bin" "$carry"
 list=$(mktemp)
 (cd "$SPMD_ROOT" && git ls-files -co --exclude-standard --deduplicate | while read -r f; do
    if [[ -f $f ]]; then printf '%s\n' "$f"; fi; done | sort) >"$list"
+# Files whose content differs from the tree's last copy get this moment's time after the copy:
+# their own time may be older than an object built from the previous content (an edit made
+# while a build ran), and make would then keep the stale object.
+changed=$(mktemp)
+(cd "$SPMD_ROOT" && while read -r f; do cmp -s "$f" "$dev/src/$f" || printf '%s\n' "$f"; done <"$list") >"$changed"
 (cd "$SPMD_ROOT" && tar -T "$list" -cf -) | tar -C "$dev/src" -xf -
+(cd "$dev/src" && xargs -r -d '\n' touch <"$changed")
+rm -f "$changed"
 (cd "$dev/src" && find . -type f | sed 's#^\./##' | sort | comm -23 - "$list" | xargs -r -d '\n' rm -f)
 rm -f "$list"
 revision=$(git -C "$SPMD_ROOT" describe --always --dirty --abbrev=12)
@@ -127,7 +137,8 @@ log "carried libraries: lib/ $(ls "$dev/lib" | tr '\n' ' '); lib-fallback/ $(ls 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/spmd-dev-pack.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 excludes=()
-for x in ${SPMD_DEV_PACK_EXCLUDE:-}; do excludes+=("--exclude=${dev#/}/build/$x"); done
+read -ra patterns <<<"${SPMD_DEV_PACK_EXCLUDE:-}"  # (not globbed here: tar matches them)
+for x in "${patterns[@]}"; do excludes+=("--exclude=${dev#/}/build/$x"); done
 tar -C / --exclude='*.o' --exclude='*.a' --exclude='*.d' --exclude='CMakeFiles/*.dir' --exclude='*.log' \
   --exclude='Testing' --exclude='install-test' --exclude='consumer-build*' "${excludes[@]}" -cf - "${dev#/}" |
   tar -C "$stage" -xf -
