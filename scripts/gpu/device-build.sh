@@ -28,9 +28,9 @@
 # two packs of one build when the whole does not fit a device call's 64 MiB; a build of every
 # target packs to ~89 MB, so split it, e.g. the solver programs (apps/cg_solver tests/test_solvers
 # tests/test_preconditioners tests/test_krylov perf/bench_cg, ~37 MB) apart from the rest, and keep
-# tests/libspmd_test_yield.so and apps/libspmd_comm_probe.so in both: the CLI and soak tests preload them), SPMD_DEV_PYTHON (a folder holding the GPU image's
-# Python headers, python3.X/ and x86_64-linux-gnu/python3.X/, fetched once by a device call as
-# docs/gpu.md says: the Python extension is then built for that interpreter, with this machine's
+# tests/libspmd_test_yield.so and apps/libspmd_comm_probe.so in both: the CLI and soak tests
+# preload them), SPMD_DEV_PYTHON (a folder holding the GPU image's Python headers, python3.X/
+# and x86_64-linux-gnu/python3.X/, fetched once by a device call as docs/gpu.md says: the Python extension is then built for that interpreter, with this machine's
 # nanobind; SPMD_DEV_PYTHON_SOABI overrides the SOABI read from the folder's name).
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 carry=${1:-$SPMD_ROOT/.carry}
